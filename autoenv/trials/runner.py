@@ -1,0 +1,146 @@
+"""Run Harbor trials (one task, one agent, one environment) and summarise them.
+
+Harbor's ``Trial`` does the work: environment start, agent phase, tests
+upload, verifier and reward parsing. This module only builds its config from
+short names and turns its result into the small record the rest of autoenv
+(validation, calibration, rollouts) consumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from harbor.models.trial.config import AgentConfig, TaskConfig, TrialConfig
+from harbor.models.trial.result import TrialResult
+from harbor.trial.trial import Trial
+from pydantic import BaseModel
+
+from autoenv.sandbox.backends import environment_config
+
+#: Agents autoenv adds, by short name, loadable by Harbor through import paths.
+AUTOENV_AGENTS = {
+    "terminal": "autoenv.agents.terminal:TerminalAgent",
+    "adversary": "autoenv.agents.adversary:AdversaryAgent",
+}
+
+ERROR_KINDS = {
+    "SandboxBuildFailedError": "build",
+    "BuildError": "build",
+    "EnvironmentStartTimeoutError": "build",
+    "AgentTimeoutError": "agent_timeout",
+    "AgentSetupTimeoutError": "agent_setup_timeout",
+    "VerifierTimeoutError": "verifier_timeout",
+    "RewardFileNotFoundError": "reward_missing",
+    "RewardFileEmptyError": "reward_missing",
+    "VerifierOutputParseError": "reward_invalid",
+}
+
+
+class TrialOutcome(BaseModel):
+    """What one trial produced, in the shape autoenv's stages consume."""
+
+    task: str
+    agent: str
+    environment: str
+    reward: float | None
+    rewards: dict[str, float] | None = None
+    error: str | None = None
+    error_message: str | None = None
+    trial_dir: str
+    duration_sec: float
+    agent_sec: float | None = None
+    n_turns: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.reward is not None and self.reward >= 1.0
+
+
+def agent_config(agent: str, *, model: str | None = None, kwargs: dict[str, Any] | None = None) -> AgentConfig:
+    """Harbor AgentConfig from a short name (oracle, nop, terminal, ...) or ``module:Class``."""
+    if agent in AUTOENV_AGENTS:
+        return AgentConfig(import_path=AUTOENV_AGENTS[agent], model_name=model, kwargs=kwargs or {})
+    if ":" in agent:
+        return AgentConfig(import_path=agent, model_name=model, kwargs=kwargs or {})
+    return AgentConfig(name=agent, model_name=model, kwargs=kwargs or {})
+
+
+def default_trials_dir() -> Path:
+    return Path("runs") / "trials"
+
+
+def _outcome(result: TrialResult, agent: str, env: str, started: float) -> TrialOutcome:
+    rewards = result.verifier_result.rewards if result.verifier_result else None
+    reward = None
+    if rewards:
+        reward = float(rewards.get("reward", next(iter(rewards.values()))))
+    error = message = None
+    if result.exception_info is not None:
+        kind = result.exception_info.exception_type
+        error = ERROR_KINDS.get(kind, kind)
+        message = result.exception_info.exception_message[-2000:]
+    agent_sec = None
+    if result.agent_execution and result.agent_execution.started_at and result.agent_execution.finished_at:
+        agent_sec = (result.agent_execution.finished_at - result.agent_execution.started_at).total_seconds()
+    n_turns = None
+    if result.agent_result is not None and result.agent_result.metadata:
+        n_turns = result.agent_result.metadata.get("n_turns")
+    return TrialOutcome(
+        task=result.task_name,
+        agent=agent,
+        environment=env,
+        reward=reward,
+        rewards={k: float(v) for k, v in rewards.items()} if rewards else None,
+        error=error,
+        error_message=message,
+        trial_dir=str(Path(result.trial_uri.removeprefix("file://"))),
+        duration_sec=round(time.monotonic() - started, 3),
+        agent_sec=agent_sec,
+        n_turns=n_turns,
+    )
+
+
+async def arun_trial(
+    task_dir: Path | str,
+    agent: str = "oracle",
+    *,
+    env: str = "local",
+    model: str | None = None,
+    agent_kwargs: dict[str, Any] | None = None,
+    trials_dir: Path | str | None = None,
+    agent_timeout_sec: float | None = None,
+    timeout_multiplier: float = 1.0,
+    env_kwargs: dict[str, Any] | None = None,
+) -> TrialOutcome:
+    """Run one trial through Harbor's Trial machinery."""
+    task_dir = Path(task_dir).resolve()
+    agent_cfg = agent_config(agent, model=model, kwargs=agent_kwargs)
+    if agent_timeout_sec is not None:
+        agent_cfg.override_timeout_sec = agent_timeout_sec
+    config = TrialConfig(
+        task=TaskConfig(path=task_dir),
+        trial_name=f"{task_dir.name}__{agent.split(':')[-1].lower()}__{uuid.uuid4().hex[:8]}",
+        trials_dir=Path(trials_dir or default_trials_dir()).resolve(),
+        agent=agent_cfg,
+        environment=environment_config(env, **(env_kwargs or {})),
+        timeout_multiplier=timeout_multiplier,
+    )
+    started = time.monotonic()
+    trial = await Trial.create(config)
+    result = await trial.run()
+    return _outcome(result, agent, env, started)
+
+
+def run_trial(task_dir: Path | str, agent: str = "oracle", **kwargs: Any) -> TrialOutcome:
+    """Blocking wrapper around :func:`arun_trial` for scripts and the CLI."""
+    return asyncio.run(arun_trial(task_dir, agent, **kwargs))
+
+
+def quiet_harbor_logs(level: int = logging.WARNING) -> None:
+    """Harbor logs every phase at INFO; the CLI shows its own progress instead."""
+    logging.getLogger("harbor").setLevel(level)
