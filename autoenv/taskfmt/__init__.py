@@ -1,0 +1,1 @@
+"""The Harbor task format: loading, checking and hashing tasks."""

@@ -144,3 +144,28 @@ def run_trial(task_dir: Path | str, agent: str = "oracle", **kwargs: Any) -> Tri
 def quiet_harbor_logs(level: int = logging.WARNING) -> None:
     """Harbor logs every phase at INFO; the CLI shows its own progress instead."""
     logging.getLogger("harbor").setLevel(level)
+
+
+async def arun_many(
+    jobs: list[tuple[Path, str]],
+    *,
+    n_concurrent: int = 2,
+    on_done: Any = None,
+    **kwargs: Any,
+) -> list[TrialOutcome]:
+    """Run (task, agent) pairs with at most ``n_concurrent`` trials at once, in input order."""
+    semaphore = asyncio.Semaphore(max(1, n_concurrent))
+
+    async def one(task_dir: Path, agent: str) -> TrialOutcome:
+        async with semaphore:
+            try:
+                outcome = await arun_trial(task_dir, agent, **kwargs)
+            except Exception as exc:  # a task Harbor cannot even load
+                outcome = TrialOutcome(task=Path(task_dir).name, agent=agent, environment=kwargs.get("env", "local"),
+                                       reward=None, error="invalid_task", error_message=str(exc)[-2000:],
+                                       trial_dir="", duration_sec=0.0)
+        if on_done is not None:
+            on_done(outcome)
+        return outcome
+
+    return list(await asyncio.gather(*(one(t, a) for t, a in jobs)))

@@ -1,0 +1,21 @@
+"""The ``autoenv`` command line: a thin layer over the library API.
+
+Each command group lives in its own module and registers itself here, so the
+CLI stays a table of contents of what autoenv can do.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from autoenv.cli import tasks as tasks_cli
+from autoenv.cli import trials as trials_cli
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Generate, validate and calibrate Harbor training environments.")
+
+trials_cli.register(app)
+tasks_cli.register(app)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

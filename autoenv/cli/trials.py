@@ -1,0 +1,123 @@
+"""``autoenv trial`` and ``autoenv trials``: run Harbor trials on any backend."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autoenv.cli.common import console, fail, print_json
+from autoenv.sandbox.backends import UnknownBackend, environment_config
+from autoenv.taskfmt.check import find_tasks, is_task_dir
+from autoenv.trials import runner
+
+AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="oracle, nop, terminal, any Harbor agent name, or module:Class.")]
+EnvOpt = Annotated[str, typer.Option("--env", "-e", help="local (no container engine), or a Harbor environment: docker, podman, modal, ...")]
+PolicyOpt = Annotated[Optional[str], typer.Option(help="Policy for the terminal agent: scripted (offline) or openai.")]
+ModelOpt = Annotated[Optional[str], typer.Option(help="Model name for LLM agents/policies.")]
+BaseUrlOpt = Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint for --policy openai.")]
+SeedOpt = Annotated[Optional[int], typer.Option(help="Seed for scripted policies.")]
+TrialsDirOpt = Annotated[Path, typer.Option(help="Where trial outputs are written.")]
+
+
+def agent_kwargs(policy: str | None, base_url: str | None, seed: int | None, extra: list[str]) -> dict:
+    kwargs: dict = {}
+    if policy:
+        kwargs["policy"] = policy
+    if base_url:
+        kwargs["base_url"] = base_url
+    if seed is not None:
+        kwargs["seed"] = seed
+    for item in extra:
+        key, sep, value = item.partition("=")
+        if not sep:
+            fail(f"--ak expects KEY=VALUE, got {item!r}")
+        kwargs[key] = value
+    return kwargs
+
+
+def _check_env(env: str) -> None:
+    try:
+        environment_config(env)
+    except UnknownBackend as exc:
+        fail(str(exc))
+
+
+def trial(
+    path: Annotated[Path, typer.Argument(help="A Harbor task folder.")],
+    agent: AgentOpt = "oracle",
+    env: EnvOpt = "local",
+    policy: PolicyOpt = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    seed: SeedOpt = None,
+    ak: Annotated[list[str], typer.Option("--ak", help="Extra agent kwarg KEY=VALUE (repeatable).")] = [],
+    trials_dir: TrialsDirOpt = runner.default_trials_dir(),
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Run one Harbor trial and report its reward."""
+    if not is_task_dir(path):
+        fail(f"{path}: not a task folder (no task.toml)")
+    _check_env(env)
+    runner.quiet_harbor_logs()
+    try:
+        outcome = runner.run_trial(path, agent, env=env, model=model, agent_kwargs=agent_kwargs(policy, base_url, seed, ak), trials_dir=trials_dir)
+    except Exception as exc:
+        fail(f"{path}: {exc}")
+    if json_out:
+        print_json(outcome.model_dump())
+    else:
+        colour = "green" if outcome.passed else "red"
+        console.print(f"[{colour}]reward={outcome.reward}[/{colour}] error={outcome.error} ({outcome.duration_sec:.1f}s) -> {outcome.trial_dir}")
+        if outcome.error_message:
+            console.print(outcome.error_message[-800:], highlight=False)
+
+
+def trials(
+    path: Annotated[Path, typer.Argument(help="A dataset folder of Harbor tasks (or one task).")],
+    agent: AgentOpt = "oracle",
+    env: EnvOpt = "local",
+    n_concurrent: Annotated[int, typer.Option("-n", "--n-concurrent", help="Trials run at once.")] = 2,
+    attempts: Annotated[int, typer.Option("-k", "--attempts", help="Trials per task.")] = 1,
+    policy: PolicyOpt = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    seed: SeedOpt = None,
+    trials_dir: TrialsDirOpt = runner.default_trials_dir(),
+    json_out: Annotated[bool, typer.Option("--json", help="Print all outcomes as JSON.")] = False,
+) -> None:
+    """Run every task of a folder in parallel with a progress bar and a summary table."""
+    tasks = find_tasks(path)
+    if not tasks:
+        fail(f"{path}: no Harbor tasks found (folders with task.toml)")
+    _check_env(env)
+    runner.quiet_harbor_logs()
+    jobs = [(t, agent) for t in tasks for _ in range(attempts)]
+    with Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console, transient=json_out) as progress:
+        bar = progress.add_task("trials", total=len(jobs), last="")
+
+        def done(outcome: runner.TrialOutcome) -> None:
+            progress.update(bar, advance=1, last=f"{outcome.task}: {outcome.reward}")
+
+        outcomes = asyncio.run(runner.arun_many(jobs, n_concurrent=n_concurrent, on_done=done, env=env, model=model,
+                                                agent_kwargs=agent_kwargs(policy, base_url, seed, []), trials_dir=trials_dir))
+    if json_out:
+        print_json([o.model_dump() for o in outcomes])
+        return
+    table = Table(title=f"{agent} on {path} ({env})")
+    for column in ("task", "reward", "error", "seconds"):
+        table.add_column(column)
+    for o in outcomes:
+        table.add_row(o.task, "-" if o.reward is None else f"{o.reward:g}", o.error or "", f"{o.duration_sec:.1f}")
+    console.print(table)
+    passed = sum(o.passed for o in outcomes)
+    console.print(f"passed {passed}/{len(outcomes)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("trial")(trial)
+    app.command("trials")(trials)
