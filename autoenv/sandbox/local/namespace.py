@@ -144,7 +144,9 @@ class Sandbox:
             f"mount -t overlay overlay -o lowerdir={q(lower)},upperdir={q(str(self.upper_dir))},workdir={q(str(self.root / 'work'))} {q(str(merged))}",
             f"mount -t proc proc {q(str(merged / 'proc'))}",
             f"mount --rbind /dev {q(str(merged / 'dev'))}",
-            f"mount --rbind /sys {q(str(merged / 'sys'))} || true",
+            # a fresh sysfs shows the sandbox's own network namespace
+            (f"mount --rbind /sys {q(str(merged / 'sys'))} || true" if self.network
+             else f"mount -t sysfs sysfs {q(str(merged / 'sys'))} || mount --rbind /sys {q(str(merged / 'sys'))} || true"),
             f"mount -t tmpfs -o mode=1777 tmpfs {q(str(merged / 'tmp'))}",
         ]
         for masked in self.mask_paths:

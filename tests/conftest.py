@@ -1,0 +1,83 @@
+"""Shared fixtures: tiny Harbor tasks written on the fly, and backend skips."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autoenv.sandbox.local.namespace import namespaces_available
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_TASKS = REPO / "examples" / "tasks"
+
+_ns_ok, _ns_why = namespaces_available()
+needs_namespaces = pytest.mark.skipif(not _ns_ok, reason=f"local backend needs Linux mount/pid namespaces: {_ns_why}")
+
+DEFAULT_TOML = """\
+schema_version = "1.4"
+[metadata]
+author_name = "autoenv-tests"
+[verifier]
+timeout_sec = {verifier_timeout}
+[agent]
+timeout_sec = {agent_timeout}
+[environment]
+build_timeout_sec = 120.0
+{env_extra}
+"""
+
+DEFAULT_TEST_SH = """\
+#!/bin/bash
+mkdir -p /logs/verifier
+if [ "$(cat /app/out.txt 2>/dev/null)" = "hello" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+
+
+def write_task(
+    root: Path,
+    name: str = "hello",
+    *,
+    instruction: str = "Write the word hello (and nothing else) to /app/out.txt.\n",
+    dockerfile: str = "FROM python:3.12-slim\nWORKDIR /app\n",
+    solve: str = "#!/bin/bash\necho hello > /app/out.txt\n",
+    test_sh: str = DEFAULT_TEST_SH,
+    agent_timeout: float = 30.0,
+    verifier_timeout: float = 30.0,
+    env_extra: str = "",
+    files: dict[str, str] | None = None,
+) -> Path:
+    """Write a complete small Harbor task; ``files`` adds/overrides paths relative to the task."""
+    task = root / name
+    for sub in ("environment", "solution", "tests"):
+        (task / sub).mkdir(parents=True, exist_ok=True)
+    (task / "instruction.md").write_text(instruction)
+    (task / "task.toml").write_text(DEFAULT_TOML.format(agent_timeout=agent_timeout, verifier_timeout=verifier_timeout, env_extra=textwrap.dedent(env_extra)))
+    (task / "environment" / "Dockerfile").write_text(dockerfile)
+    (task / "solution" / "solve.sh").write_text(solve)
+    (task / "tests" / "test.sh").write_text(test_sh)
+    for rel, content in (files or {}).items():
+        path = task / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return task
+
+
+@pytest.fixture
+def make_task(tmp_path: Path):
+    """Factory fixture: ``make_task(name, **overrides) -> Path``."""
+
+    def factory(name: str = "hello", **kwargs) -> Path:
+        return write_task(tmp_path / "tasks", name, **kwargs)
+
+    return factory
+
+
+@pytest.fixture
+def trials_dir(tmp_path: Path) -> Path:
+    return tmp_path / "trials"
+
+
+def bundled_tasks() -> list[Path]:
+    return sorted(p for p in EXAMPLE_TASKS.iterdir() if (p / "task.toml").exists()) if EXAMPLE_TASKS.exists() else []
