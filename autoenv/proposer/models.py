@@ -1,0 +1,95 @@
+"""On-disk and in-memory records of the proposer: seed cases, attempts, summaries.
+
+A *seed case* is a base agent's failure: the proposer's starting material. An
+*attempt* is one generated task with its validation/calibration verdict and
+its proposer reward r_P; rejected attempts are kept with their reasons so the
+proposer's memory (and the report) can learn from them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, Field
+
+Method = Literal["prompt", "feedback", "agentic"]
+ActionKind = Literal["Read", "Build", "Write", "Test"]
+
+
+class SeedCase(BaseModel):
+    """A base agent's failure on a real task."""
+
+    id: str = Field(description="Stable identifier, e.g. 'fasttext-accuracy-timeout'.")
+    task: str = Field(description="Original task: a path to a Harbor task, or a summary of it.")
+    trajectory: str = Field(default="", description="Path to the failed trajectory, or a summary of what the agent did.")
+    failure_mode: str = Field(description="What went wrong, in one or two sentences.")
+    target_skill: str = Field(description="The skill a new task should exercise.")
+    family: str | None = Field(default=None, description="Template family for the scripted proposer (optional hint).")
+    reward: float | None = None
+    source_trial: str | None = None
+
+    @classmethod
+    def load(cls, path: Path | str) -> "SeedCase":
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read seed case: {exc}") from exc
+        try:
+            data = yaml.safe_load(text)  # JSON is YAML too
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not valid YAML/JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a seed case must be a mapping with id, task, failure_mode, target_skill")
+        try:
+            return cls.model_validate(data)
+        except Exception as exc:
+            raise ValueError(f"{path}: invalid seed case: {exc}") from exc
+
+    def dump(self, path: Path | str) -> None:
+        Path(path).write_text(yaml.safe_dump(self.model_dump(exclude_none=True), sort_keys=False))
+
+
+class ProposerAction(BaseModel):
+    """One proposer action, classified so a design's course can be plotted."""
+
+    t: float = Field(description="Seconds since the attempt started.")
+    kind: ActionKind
+    detail: str = ""
+
+
+class AttemptRecord(BaseModel):
+    seed_case: str
+    method: Method
+    proposer: str
+    attempt: int
+    task_dir: str | None = None
+    task_hash: str | None = None
+    valid: bool = False
+    calibrated: bool = False
+    pass_rate: float | None = None
+    reason: str | None = Field(default=None, description="Why the attempt was rejected (the failing check's feedback).")
+    reward: float = 0.0
+    n_files: int | None = None
+    rounds: int = 1
+    duration_sec: float = 0.0
+    actions: list[ProposerAction] = Field(default_factory=list)
+
+    @property
+    def accepted(self) -> bool:
+        return self.valid and self.calibrated
+
+
+class ProposeSummary(BaseModel):
+    seed_case: str
+    method: Method
+    proposer: str
+    attempts: int
+    valid: int
+    calibrated: int
+    accepted_tasks: list[str] = Field(default_factory=list)
+    files_per_accepted: list[int] = Field(default_factory=list)
+    duration_sec: float
+    records: list[AttemptRecord] = Field(default_factory=list)

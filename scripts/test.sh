@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The project's test command (README, CI): install what the tests need, run the whole suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/system-deps.sh
+exec .venv/bin/python -m pytest -q -rs "$@"
