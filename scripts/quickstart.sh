@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Install autoenv and run the main job offline: a short flywheel on the bundled
+# tasks and seed cases with the scripted policies, then write the report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/autoenv flywheel --steps "${STEPS:-3}" --db runs/flywheel.db --out runs/flywheel "$@"
+.venv/bin/autoenv report --db runs/flywheel.db --out runs/report
+echo "report: $(pwd)/runs/report/index.html"
