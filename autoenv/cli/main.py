@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from autoenv.cli import report as report_cli
 from autoenv.cli import tasks as tasks_cli
 from autoenv.cli import trials as trials_cli
 
@@ -15,6 +16,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Generate, va
 
 trials_cli.register(app)
 tasks_cli.register(app)
+report_cli.register(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

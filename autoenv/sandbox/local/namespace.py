@@ -197,25 +197,25 @@ class Sandbox:
         raise SandboxError("could not find the sandbox's init process")
 
     def stop(self) -> None:
-        if self._holder is not None:
+        if self._holder is None:
+            return
+        # Kill the namespace's PID 1 first: the kernel then kills everything
+        # inside, and `unshare --fork` reaps it and exits, so no zombie lingers.
+        if self._pid1 is not None:
+            try:
+                os.kill(self._pid1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self._holder.wait(timeout=10)
+        except subprocess.TimeoutExpired:
             try:
                 os.killpg(self._holder.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            if self._pid1 is not None:
-                try:
-                    os.kill(self._pid1, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             self._holder.wait()
-            # PID 1 dying makes the kernel kill the whole namespace; wait for it
-            # so callers can rely on "stopped" meaning "nothing left running".
-            if self._pid1 is not None:
-                deadline = time.monotonic() + 10
-                while Path(f"/proc/{self._pid1}").exists() and time.monotonic() < deadline:
-                    time.sleep(0.01)
-            self._holder = None
-            self._pid1 = None
+        self._holder = None
+        self._pid1 = None
 
     def command_argv(self, command: str | list[str], *, cwd: str | None, user: str | int | None, shell: str = "/bin/bash") -> list[str]:
         argv = ["nsenter", "-t", str(self.pid), "-m", "-u", "-i", "-p", "-r"]

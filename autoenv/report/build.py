@@ -1,0 +1,208 @@
+"""The flywheel report: one HTML page and its PNG plots, built from the store alone.
+
+Everything shown is recomputed from store rows (attempts, tasks, groups,
+rollouts, steps), so a report of a resumed or multi-machine run is as correct
+as one of a single uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from autoenv.store.db import Store  # noqa: E402
+from autoenv.validate.stats import wilson_interval  # noqa: E402
+
+METHODS = ("prompt", "feedback", "agentic")
+ACTION_KINDS = ("Read", "Build", "Write", "Test")
+
+
+def valid_rates(attempts: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Valid-environment rate per ``key`` (method or proposer) with a 95% Wilson interval."""
+    by: dict[str, list[bool]] = defaultdict(list)
+    for a in attempts:
+        by[str(a[key])].append(bool(a["valid"]))
+    rows = []
+    for name, flags in sorted(by.items()):
+        low, high = wilson_interval(sum(flags), len(flags))
+        rows.append({key: name, "n": len(flags), "valid": sum(flags), "rate": sum(flags) / len(flags), "low": low, "high": high})
+    return rows
+
+
+def _bar_with_ci(ax, rows: list[dict[str, Any]], key: str, title: str) -> None:
+    names = [r[key] for r in rows]
+    rates = [r["rate"] for r in rows]
+    err = [[r["rate"] - r["low"] for r in rows], [r["high"] - r["rate"] for r in rows]]
+    ax.bar(names, rates, yerr=err, capsize=6, color="#4C78A8")
+    for i, r in enumerate(rows):
+        ax.text(i, min(1.02, r["high"] + 0.03), f"{r['valid']}/{r['n']}", ha="center", fontsize=8)
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("valid-environment rate (95% Wilson CI)")
+    ax.set_title(title)
+
+
+def _save(fig, out: Path, name: str) -> str:
+    path = out / name
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return name
+
+
+def plot_valid_rates(attempts, out: Path) -> list[str]:
+    files = []
+    for key, title, name in (("method", "by proposer method", "valid_rate_by_method.png"), ("proposer", "by proposer", "valid_rate_by_proposer.png")):
+        rows = valid_rates(attempts, key)
+        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        if rows:
+            _bar_with_ci(ax, rows, key, f"Valid environments {title}")
+        else:
+            ax.text(0.5, 0.5, "no proposer attempts", ha="center")
+        files.append(_save(fig, out, name))
+    return files
+
+
+def accepted_stats(store: Store) -> list[dict[str, Any]]:
+    """Per accepted generated environment: files, solver turns and pass rate."""
+    rows = []
+    rollouts = defaultdict(list)
+    for r in store.rollouts():
+        rollouts[r["task_hash"]].append(r)
+    for t in store.tasks(valid=True, calibrated=True):
+        rs = rollouts.get(t["hash"], [])
+        turns = [r["n_turns"] for r in rs if r["n_turns"] is not None]
+        rows.append({
+            "hash": t["hash"], "name": t["name"], "path": t["path"], "method": t["method"], "n_files": t["n_files"],
+            "pass_rate": statistics.fmean([r["reward"] or 0 for r in rs]) if rs else t["pass_rate"],
+            "turns": statistics.fmean(turns) if turns else None, "rollouts": len(rs),
+            "validation": (t["validation"] or {}), "origin": t["origin"],
+        })
+    return rows
+
+
+def plot_accepted(rows, out: Path) -> str:
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+    for ax, field, label in zip(axes, ("n_files", "turns", "pass_rate"), ("files per environment", "solver turns", "solver pass rate")):
+        data, labels = [], []
+        for method in sorted({r["method"] for r in rows}):
+            values = [r[field] for r in rows if r["method"] == method and r[field] is not None]
+            if values:
+                data.append(values)
+                labels.append(method)
+        if data:
+            ax.boxplot(data, tick_labels=labels)
+        else:
+            ax.text(0.5, 0.5, "no data", ha="center", transform=ax.transAxes)
+        ax.set_title(label)
+    fig.suptitle("Accepted environments by method")
+    return _save(fig, out, "accepted_by_method.png")
+
+
+def plot_training(steps: list[dict[str, Any]], out: Path) -> str:
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6))
+    panels = (("useful_group_rate", "useful-group rate"), ("collect_sec", "seconds to collect groups"),
+              ("benchmark_score", "solver benchmark score"), ("proposer_valid_rate", "proposer valid-env rate"))
+    by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in steps:
+        by_run[s["run"]].append(s)
+    for ax, (field, title) in zip(axes.flat, panels):
+        for run, rows in sorted(by_run.items()):
+            xs = [r["step"] for r in rows if r[field] is not None]
+            ys = [r[field] for r in rows if r[field] is not None]
+            if xs:
+                ax.plot(xs, ys, marker="o", label=run)
+        ax.set_title(title)
+        ax.set_xlabel("training step")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    return _save(fig, out, "training_curves.png")
+
+
+def plot_course(attempts: list[dict[str, Any]], out: Path) -> str | None:
+    """A proposer's Read/Build/Write/Test actions over time for the longest design."""
+    designs = [a for a in attempts if a.get("actions")]
+    if not designs:
+        return None
+    design = max(designs, key=lambda a: len(a["actions"]))
+    fig, ax = plt.subplots(figsize=(9, 2.8))
+    colours = {"Read": "#4C78A8", "Build": "#F58518", "Write": "#54A24B", "Test": "#E45756"}
+    for action in design["actions"]:
+        kind = action["kind"]
+        ax.scatter(action["t"], ACTION_KINDS.index(kind), color=colours.get(kind, "grey"), s=30)
+    ax.set_yticks(range(len(ACTION_KINDS)), ACTION_KINDS)
+    ax.set_xlabel("seconds into the design")
+    ax.set_title(f"Proposer course: {design['seed_case']} ({design['method']}, {'valid' if design['valid'] else 'rejected'})")
+    return _save(fig, out, "proposer_course.png")
+
+
+def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{r.get(c, '')}</td>" for c in columns) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def build_report(db: str | Path, out: Path | str) -> Path:
+    """Write ``index.html`` and the plots into ``out``; return the page's path."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(db)
+    try:
+        attempts = store.attempts()
+        steps = store.steps()
+        accepted = accepted_stats(store)
+        images = plot_valid_rates(attempts, out)
+        images.append(plot_accepted(accepted, out))
+        images.append(plot_training(steps, out))
+        course = plot_course(attempts, out)
+        if course:
+            images.append(course)
+        method_rows = valid_rates(attempts, "method")
+        for r in method_rows:
+            r["interval"] = f"[{r['low']:.2f}, {r['high']:.2f}]"
+            r["rate"] = f"{r['rate']:.2f}"
+        env_rows = []
+        for r in accepted:
+            evidence_path = Path(r["path"]) / ".autoenv" / "validation.json"
+            (out / "evidence").mkdir(exist_ok=True)
+            evidence_link = ""
+            if r["validation"] or evidence_path.exists():
+                target = out / "evidence" / f"{r['hash']}.json"
+                target.write_text(json.dumps(r["validation"], indent=2, default=str) if r["validation"] else evidence_path.read_text())
+                evidence_link = f"<a href='evidence/{r['hash']}.json'>evidence</a>"
+            env_rows.append({
+                "task": f"<a href='file://{html.escape(r['path'])}'>{html.escape(r['name'])}</a>", "method": r["method"],
+                "origin": html.escape(str(r["origin"])), "files": r["n_files"],
+                "pass rate": "-" if r["pass_rate"] is None else f"{r['pass_rate']:.2f}",
+                "turns": "-" if r["turns"] is None else f"{r['turns']:.1f}", "validation": evidence_link,
+            })
+        step_rows = [{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in s.items()
+                      if k in ("run", "step", "policy_version_in", "policy_version_out", "n_groups", "useful_group_rate", "collect_sec", "benchmark_score", "proposer_valid_rate", "loss")}
+                     for s in steps]
+        figures = "".join(f"<figure><img src='{name}' alt='{name}'><figcaption>{name}</figcaption></figure>" for name in images)
+        page = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>autoenv report</title>
+<style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}img{{max-width:100%;border:1px solid #ddd}}
+table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px}}
+figure{{display:inline-block;margin:.5em;vertical-align:top}}</style></head>
+<body><h1>autoenv flywheel report</h1>
+<p>store: {html.escape(store.url)} &middot; runs: {html.escape(', '.join(store.run_names()))} &middot;
+attempts: {len(attempts)} &middot; accepted environments: {len(accepted)} &middot; training steps: {len(steps)}</p>
+<h2>Plots</h2>{figures}
+<h2>Valid-environment rate by method</h2>{_table(method_rows, ['method', 'n', 'valid', 'rate', 'interval'])}
+<h2>Training steps</h2>{_table(step_rows, ['run', 'step', 'policy_version_in', 'policy_version_out', 'n_groups', 'useful_group_rate', 'collect_sec', 'benchmark_score', 'proposer_valid_rate', 'loss'])}
+<h2>Accepted environments</h2>{_table(env_rows, ['task', 'method', 'origin', 'files', 'pass rate', 'turns', 'validation'])}
+</body></html>"""
+        index = out / "index.html"
+        index.write_text(page)
+        return index
+    finally:
+        store.close()
