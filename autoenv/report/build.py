@@ -32,7 +32,8 @@ def valid_rates(attempts: list[dict[str, Any]], key: str) -> list[dict[str, Any]
     for a in attempts:
         by[str(a[key])].append(bool(a["valid"]))
     rows = []
-    for name, flags in sorted(by.items()):
+    order = {m: i for i, m in enumerate(METHODS)}
+    for name, flags in sorted(by.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
         low, high = wilson_interval(sum(flags), len(flags))
         rows.append({key: name, "n": len(flags), "valid": sum(flags), "rate": sum(flags) / len(flags), "low": low, "high": high})
     return rows
@@ -93,7 +94,7 @@ def plot_accepted(rows, out: Path) -> str:
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
     for ax, field, label in zip(axes, ("n_files", "turns", "pass_rate"), ("files per environment", "solver turns", "solver pass rate")):
         data, labels = [], []
-        for method in sorted({r["method"] for r in rows}):
+        for method in sorted({r["method"] for r in rows}, key=lambda m: (METHODS.index(m) if m in METHODS else 9, m)):
             values = [r[field] for r in rows if r["method"] == method and r[field] is not None]
             if values:
                 data.append(values)
