@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import typer
 
+from autoenv.cli import export as export_cli
 from autoenv.cli import report as report_cli
 from autoenv.cli import tasks as tasks_cli
 from autoenv.cli import trials as trials_cli
+from autoenv.cli import validate as validate_cli
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Generate, validate and calibrate Harbor training environments.")
 
 trials_cli.register(app)
 tasks_cli.register(app)
+validate_cli.register(app)
 report_cli.register(app)
+export_cli.register(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,48 @@
+"""``autoenv export-harbor``: accepted tasks as a Harbor dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from autoenv.cli.common import console, fail
+from autoenv.taskfmt.check import find_tasks
+from autoenv.taskfmt.export import ExportError, export_tasks
+
+
+def export_harbor(
+    out: Annotated[Path, typer.Argument(help="Dataset folder to write.")],
+    db: Annotated[Optional[str], typer.Option(help="Store: export every valid and calibrated task recorded there.")] = None,
+    tasks: Annotated[Optional[Path], typer.Option("--from", help="Or: export every task under this folder.")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace tasks of the same name in OUT.")] = False,
+) -> None:
+    """Write accepted tasks as a Harbor dataset that `harbor run -p OUT` runs."""
+    if (db is None) == (tasks is None):
+        fail("give exactly one of --db or --from")
+    if db is not None:
+        from autoenv.store.db import Store
+
+        if "://" not in db and not Path(db).exists():
+            fail(f"{db}: no such store")
+        store = Store(db)
+        paths = [Path(r["path"]) for r in store.tasks(valid=True, calibrated=True)]
+        missing = [p for p in paths if not p.is_dir()]
+        if missing:
+            fail(f"{missing[0]}: task folder recorded in the store no longer exists")
+    else:
+        paths = find_tasks(tasks)
+        if not paths:
+            fail(f"{tasks}: no Harbor tasks found")
+    if not paths:
+        fail("no accepted tasks to export")
+    try:
+        written = export_tasks(paths, out, overwrite=overwrite)
+    except ExportError as exc:
+        fail(str(exc))
+    console.print(f"exported {len(written)} task(s) to {out}; run them with: harbor run -p {out} -a oracle")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export-harbor")(export_harbor)
