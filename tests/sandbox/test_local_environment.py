@@ -146,3 +146,28 @@ def test_sandbox_root_is_removed_after_trial(make_task, trials_dir):
     run_trial(task, "oracle", trials_dir=trials_dir)
     after = set(os.listdir(cache_root() / "sandboxes"))
     assert not {n for n in after - before if n.startswith("cleanup__")}
+
+
+def test_sandbox_dies_with_a_killed_autoenv(tmp_path):
+    """A SIGKILLed autoenv process must not leave its sandbox running."""
+    import signal
+    import time
+
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from autoenv.sandbox.local.namespace import Sandbox\n"
+        f"s = Sandbox(root=Path({str(tmp_path / 'sb')!r}))\n"
+        "s.start()\n"
+        "print(s.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    pid1 = int(proc.stdout.readline())
+    assert Path(f"/proc/{pid1}").exists()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid1}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid1}").exists(), "sandbox init survived its parent"

@@ -81,7 +81,8 @@ class LocalEnvironment(BaseEnvironment):
             mask_paths=self._mask_paths(),
             limits=Limits(memory_mb=self._effective_memory_mb, cpus=float(cpus) if cpus else None),
         )
-        await asyncio.to_thread(self._sandbox.start)
+        self._sandbox.spawn()
+        await asyncio.to_thread(self._sandbox.wait_ready)
         # Docker providers get these from their compose mounts; Harbor's agents
         # and verifier expect them to exist and be writable by any task user.
         paths = EnvironmentPaths.for_os(self.os)

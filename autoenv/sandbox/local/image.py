@@ -172,7 +172,8 @@ async def _build_dockerfile(environment_dir: Path, dockerfile: Path, key: str, i
                 base = df.substitute(ins.args.split()[0], variables)
                 if not df.is_supported_base(base):
                     raise fail(ins, f"base image {base!r} is not one the local backend can stand in for (supported: {', '.join(df.base_image_patterns())}; extend with AUTOENV_LOCAL_BASE_IMAGES)")
-                await asyncio.to_thread(sandbox.start)
+                sandbox.spawn()
+                await asyncio.to_thread(sandbox.wait_ready)
                 started = True
                 shim_dir = sandbox.host_path("/tmp/.autoenv-shims")
                 shim_dir.mkdir(parents=True, exist_ok=True)

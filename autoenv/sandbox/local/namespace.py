@@ -15,6 +15,7 @@ root with persistent state across many ``exec`` calls is simpler with a holder.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import resource
 import shlex
@@ -79,6 +80,14 @@ class CommandResult:
     return_code: int
     stdout: str
     stderr: str
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def namespaces_available() -> tuple[bool, str]:
@@ -160,6 +169,13 @@ class Sandbox:
         return "\n".join(lines)
 
     def start(self, timeout: float = 30.0) -> None:
+        self.spawn()
+        self.wait_ready(timeout)
+
+    def spawn(self) -> None:
+        """Launch the holder. Call it from a long-lived thread (the event loop's):
+        the holder dies with the thread that spawned it, so a crashed or killed
+        autoenv leaves no sandbox behind."""
         for sub in ("work", "merged", "image", "imagework"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.upper_dir.mkdir(parents=True, exist_ok=True)
@@ -171,8 +187,12 @@ class Sandbox:
             argv.append("--net")
         argv += ["/bin/sh", "-c", self._setup_script()]
         log = open(self.root / "holder.log", "w")
-        self._holder = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._holder = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=_die_with_parent)
         log.close()
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        assert self._holder is not None, "spawn() first"
         deadline = time.monotonic() + timeout
         while not (self.root / "ready").exists():
             if self._holder.poll() is not None:
