@@ -87,6 +87,7 @@ def trials(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
+    ak: Annotated[list[str], typer.Option("--ak", help="Extra agent kwarg KEY=VALUE (repeatable).")] = [],
     trials_dir: TrialsDirOpt = runner.default_trials_dir(),
     json_out: Annotated[bool, typer.Option("--json", help="Print all outcomes as JSON.")] = False,
 ) -> None:
@@ -96,7 +97,8 @@ def trials(
         fail(f"{path}: no Harbor tasks found (folders with task.toml)")
     _check_env(env)
     runner.quiet_harbor_logs()
-    jobs = [(t, agent) for t in tasks for _ in range(attempts)]
+    # each attempt of a seeded policy gets its own seed, or all attempts would play the same way
+    jobs = [(t, agent, {"seed": seed + i} if seed is not None else {}) for t in tasks for i in range(attempts)]
     with Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console, transient=json_out) as progress:
         bar = progress.add_task("trials", total=len(jobs), last="")
 
@@ -104,7 +106,7 @@ def trials(
             progress.update(bar, advance=1, last=f"{outcome.task}: {outcome.reward}")
 
         outcomes = asyncio.run(runner.arun_many(jobs, n_concurrent=n_concurrent, on_done=done, env=env, model=model,
-                                                agent_kwargs=agent_kwargs(policy, base_url, seed, []), trials_dir=trials_dir))
+                                                agent_kwargs=agent_kwargs(policy, base_url, None, ak), trials_dir=trials_dir))
     if json_out:
         print_json([o.model_dump() for o in outcomes])
         return

@@ -26,6 +26,7 @@ from autoenv.sandbox.backends import environment_config
 AUTOENV_AGENTS = {
     "terminal": "autoenv.agents.terminal:TerminalAgent",
     "adversary": "autoenv.agents.adversary:AdversaryAgent",
+    "coin": "autoenv.agents.coin:CoinOracleAgent",
 }
 
 ERROR_KINDS = {
@@ -38,6 +39,11 @@ ERROR_KINDS = {
     "RewardFileNotFoundError": "reward_missing",
     "RewardFileEmptyError": "reward_missing",
     "VerifierOutputParseError": "reward_invalid",
+    # the policy endpoint failed: infrastructure, not the task (calibration can exclude these)
+    "PolicyConnectionError": "policy_unreachable",
+    "PolicyAuthError": "policy_auth",
+    "PolicyEndpointError": "policy_endpoint",
+    "PolicyConfigError": "policy_config",
 }
 
 
@@ -147,19 +153,22 @@ def quiet_harbor_logs(level: int = logging.WARNING) -> None:
 
 
 async def arun_many(
-    jobs: list[tuple[Path, str]],
+    jobs: list[tuple[Path, str]] | list[tuple[Path, str, dict[str, Any]]],
     *,
     n_concurrent: int = 2,
     on_done: Any = None,
     **kwargs: Any,
 ) -> list[TrialOutcome]:
-    """Run (task, agent) pairs with at most ``n_concurrent`` trials at once, in input order."""
+    """Run (task, agent[, agent kwargs overrides]) jobs, at most ``n_concurrent`` at once, in input order."""
     semaphore = asyncio.Semaphore(max(1, n_concurrent))
 
-    async def one(task_dir: Path, agent: str) -> TrialOutcome:
+    async def one(task_dir: Path, agent: str, overrides: dict[str, Any]) -> TrialOutcome:
+        job_kwargs = dict(kwargs)
+        if overrides:
+            job_kwargs["agent_kwargs"] = {**(kwargs.get("agent_kwargs") or {}), **overrides}
         async with semaphore:
             try:
-                outcome = await arun_trial(task_dir, agent, **kwargs)
+                outcome = await arun_trial(task_dir, agent, **job_kwargs)
             except Exception as exc:  # a task Harbor cannot even load
                 outcome = TrialOutcome(task=Path(task_dir).name, agent=agent, environment=kwargs.get("env", "local"),
                                        reward=None, error="invalid_task", error_message=str(exc)[-2000:],
@@ -168,4 +177,4 @@ async def arun_many(
             on_done(outcome)
         return outcome
 
-    return list(await asyncio.gather(*(one(t, a) for t, a in jobs)))
+    return list(await asyncio.gather(*(one(job[0], job[1], job[2] if len(job) > 2 else {}) for job in jobs)))
