@@ -67,7 +67,7 @@ def test_build_failures_are_reported_with_the_line(make_task, trials_dir, docker
 
 @needs_namespaces
 def test_apt_get_of_installed_packages_passes_and_run_persists(make_task, trials_dir):
-    dockerfile = ("FROM python:3.12-slim\nRUN apt-get update && apt-get install -y --no-install-recommends coreutils bash\n"
+    dockerfile = ("FROM python:3.12-slim\nRUN apt-get update && apt-get install -y --no-install-recommends coreutils bash libc-dev\n"
                   "WORKDIR /srv/tool\nRUN echo built > marker.txt\nWORKDIR /app\n")
     solve = "#!/bin/bash\n[ \"$(cat /srv/tool/marker.txt)\" = built ] && echo hello > /app/out.txt\n"
     task = make_task("aptok", dockerfile=dockerfile, solve=solve)

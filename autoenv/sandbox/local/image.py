@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from autoenv.sandbox.local import dockerfile as df
 from autoenv.sandbox.local.namespace import BASE_ENV, CommandTimeout, Sandbox
 
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 
 APT_SHIM = r"""#!/bin/sh
 # autoenv local backend: apt cannot install into the host system, so only
@@ -38,7 +38,10 @@ case "$sub" in
       if [ -z "$seen_sub" ]; then seen_sub=1; continue; fi
       pkg="${a%%=*}"
       if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-        missing="$missing $pkg"
+        # a virtual package (libc-dev, ...) is satisfied by an installed provider
+        if ! dpkg-query -W -f='${Provides}\n' 2>/dev/null | tr ',' '\n' | sed 's/ *(.*//; s/^ *//' | grep -qx "$pkg"; then
+          missing="$missing $pkg"
+        fi
       fi
     done
     if [ -n "$missing" ]; then

@@ -272,6 +272,7 @@ class Sandbox:
             env={**BASE_ENV, **(env or {})},
             start_new_session=True,
             preexec_fn=self.limits.apply,
+            cwd="/",  # the caller's cwd may not exist in the sandbox root
         )
         try:
             if timeout:
