@@ -1,0 +1,55 @@
+"""Policy checkpoints: a Hugging Face ``save_pretrained`` folder plus ``autoenv_policy.json``.
+
+The metadata file is what ties a checkpoint to the flywheel: its version, the
+checkpoint it was trained from, and the run/step/batch that produced it. The
+store records versions on every rollout and task (``policy_version``) and the
+checkpoint path on every training step, so "which weights produced this
+rollout" is a join, and a checkpoint folder alone still says where it came from.
+Checkpoints are named ``v{N}`` under the trainer's out dir, which is where the
+flywheel looks for the policy of version N.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+__all__ = ["POLICY_META", "checkpoint_dir", "read_policy_meta", "write_policy_meta", "policy_version"]
+
+POLICY_META = "autoenv_policy.json"
+
+
+def checkpoint_dir(out_dir: Path | str, version: int) -> Path:
+    return Path(out_dir) / f"v{version}"
+
+
+def read_policy_meta(policy_dir: Path | str) -> dict[str, Any] | None:
+    path = Path(policy_dir) / POLICY_META
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_policy_meta(policy_dir: Path | str, *, version: int, **fields: Any) -> dict[str, Any]:
+    meta = {"version": version, "created_at": datetime.now(timezone.utc).isoformat(), **fields}
+    path = Path(policy_dir) / POLICY_META
+    tmp = path.with_name(POLICY_META + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return meta
+
+
+def policy_version(policy_dir: Path | str | None, default: int = 0) -> int:
+    """The version a checkpoint declares, else the ``vN`` in its name, else ``default``."""
+    if policy_dir is None:
+        return default
+    meta = read_policy_meta(policy_dir)
+    if meta and isinstance(meta.get("version"), int):
+        return meta["version"]
+    name = Path(policy_dir).name
+    if name.startswith("v") and name[1:].isdigit():
+        return int(name[1:])
+    return default
