@@ -25,7 +25,7 @@ def flywheel(
     solver: Annotated[str, typer.Option(help="Solver spec: agent[:k=v,...], e.g. terminal:policy=scripted,success_rate=0.6")] = "terminal:policy=scripted,success_rate=0.6",
     policy: Annotated[str, typer.Option(help="Proposer policy: scripted (offline) or openai.")] = "scripted",
     method: Annotated[str, typer.Option(help="Proposer method: prompt, feedback or agentic.")] = "feedback",
-    proposals_per_step: Annotated[int, typer.Option(help="Seed cases proposed from per step.")] = 1,
+    proposals_per_step: Annotated[int, typer.Option(help="Seed cases proposed from per step (the proposer's GRPO group).")] = 2,
     seed_cases: Annotated[Optional[Path], typer.Option(help="Folder of seed cases (YAML/JSON).")] = None,
     benchmark: Annotated[Optional[Path], typer.Option(help="Benchmark task folder scored after each step.")] = None,
     static: Annotated[Optional[Path], typer.Option(help="Static baseline: train only on this task folder, no proposer.")] = None,

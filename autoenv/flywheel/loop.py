@@ -36,7 +36,7 @@ class FlywheelConfig(BaseModel):
     solver: str = "terminal:policy=scripted,success_rate=0.6"
     proposer_policy: str = "scripted"
     method: Method = "feedback"
-    proposals_per_step: int = 1
+    proposals_per_step: int = 2  # a group of one proposer episode has no advantage
     calibration_rollouts: int = 4
     seed_cases_dir: Path = REPO_EXAMPLES / "seed_cases"
     benchmark_dir: Path | None = REPO_EXAMPLES / "tasks"
@@ -196,21 +196,22 @@ class Flywheel:
         return made
 
     def training_batch(self, step: int, policy_version: int, groups: list[GroupResult], attempts: list[AttemptRecord]):
+        """Useful solver groups (exact token ids/logprobs where recorded) plus proposer episodes (r_P)."""
         from autoenv.train.batch import TrainingBatch, TrainingSample
-        from autoenv.train.trajectories import trajectory_to_messages
+        from autoenv.train.trajectories import sample_from_trajectory
 
         samples = []
         for group in groups:
             if not group.useful:
                 continue  # GRPO: no reward variance, no signal
             for row in self.store.rollouts(group_id=group.group_id):
-                messages = trajectory_to_messages(row["trajectory_path"]) if row["trajectory_path"] else []
-                if not messages:
+                if not row["trajectory_path"] or not Path(row["trajectory_path"]).exists():
                     continue
-                samples.append(TrainingSample(role="solver", task_hash=row["task_hash"], group_id=group.group_id, rollout_id=row["id"],
-                                              policy_version=row["policy_version"], messages=messages, reward=row["reward"] or 0.0,
-                                              advantage=row["advantage"] or 0.0))
+                samples.append(sample_from_trajectory(row["trajectory_path"], role="solver", task_hash=row["task_hash"], group_id=group.group_id,
+                                                      rollout_id=row["id"], policy_version=row["policy_version"],
+                                                      reward=row["reward"] or 0.0, advantage=row["advantage"] or 0.0))
         if self.config.proposer_training and attempts:
+            # the step's proposer attempts form one group: r_P relative to its mean
             advantages = group_advantages([a.reward for a in attempts])
             for record, advantage in zip(attempts, advantages):
                 if advantage == 0.0:
