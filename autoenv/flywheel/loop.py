@@ -40,7 +40,7 @@ class FlywheelConfig(BaseModel):
     calibration_rollouts: int = 4
     seed_cases_dir: Path = REPO_EXAMPLES / "seed_cases"
     benchmark_dir: Path | None = REPO_EXAMPLES / "tasks"
-    benchmark_tasks: int = 3
+    benchmark_tasks: int | None = None  # None: every task of benchmark_dir
     static_dir: Path | None = None
     proposer_training: bool = True
     trainer: str = "export"
@@ -224,7 +224,7 @@ class Flywheel:
     async def benchmark(self, step: int, policy_version: int) -> float | None:
         if not self.config.benchmark_dir:
             return None
-        tasks = find_tasks(Path(self.config.benchmark_dir))[: self.config.benchmark_tasks]
+        tasks = find_tasks(Path(self.config.benchmark_dir))[: self.config.benchmark_tasks or None]
         if not tasks:
             return None
         kwargs = dict(self.spec.kwargs)
