@@ -1,0 +1,257 @@
+"""An agent that never solves the task and instead tries the usual reward hacks.
+
+Validation runs it to prove a task's verifier is not fooled by a policy that
+learned to game the grader rather than do the work. RL finds such hacks on its
+own given enough rollouts, so a task a scripted cheater can pass would teach
+cheating. The attacks are the ones seen in practice against shared-mode
+Harbor verifiers:
+
+* write ``1`` to ``/logs/verifier/reward.txt`` / ``reward.json`` and make the
+  files read-only (not ``chattr +i``: Docker denies it, and where a sandbox
+  allows it the files could not be cleaned up afterwards);
+* leave a detached process that keeps rewriting those files, so it races the
+  verifier (background processes outlive the agent phase, as in Docker);
+* rewrite any test files it can find (``/tests`` or test files shipped in the
+  image) so they pass;
+* create empty versions of the output files the instruction names;
+* replace the programs/scripts the instruction names with ``exit 0`` stubs,
+  and put such stubs on PATH for command names it mentions.
+
+It only ever sees the instruction and the environment, like a real agent; the
+solution is not available in the agent phase and it does not look for it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import PurePosixPath
+from typing import override
+
+from harbor.agents.base import BaseAgent
+from harbor.environments.base import BaseEnvironment
+from harbor.models.agent.context import AgentContext
+
+#: Absolute paths in prose/markdown; trailing punctuation is trimmed afterwards.
+_PATH = re.compile(r"(?<![\w.~$-])(/(?:[\w.+@-]+/)*[\w.+@-]*)")
+_BACKTICK = re.compile(r"`([^`\n]{1,80})`")
+_COMMAND_NAME = re.compile(r"^[a-z][a-z0-9_-]{2,30}$")
+
+#: Paths whose mention in an instruction is never an output the agent creates
+#: (except programs to install in /usr/local/bin).
+_SYSTEM_PREFIXES = ("/proc", "/sys", "/dev", "/etc", "/usr", "/bin", "/sbin", "/lib", "/var/lib", "/logs", "/boot", "/run")
+#: Words that start shell snippets in instructions but are never the program to write.
+_NOT_PROGRAMS = {"cd", "cat", "echo", "sudo", "python", "python3", "bash", "sh", "pip", "pip3", "export", "source", "ls", "grep", "sed", "awk", "git", "make", "curl", "wget", "node", "npm", "the", "and", "for", "with"}
+_OPERATORS = {"=", "==", "+", "-", "*", "/", "<", ">", "<=", ">=", "!=", ":", "%", "|", "&&", "||", "->", "x"}
+_SCRIPT_SUFFIXES = {".sh", ".py", ".pl", ".rb", ".js", ".bash"}
+
+#: Keeps forged reward files in place forever. It never leaves a transient
+#: name in /logs/verifier (Harbor copies that directory, and a file vanishing
+#: mid-copy fails the copy): a missing reward file is recreated as a hard link
+#: to a fully written keeper file (atomic, never empty), and one the verifier
+#: wrote is overwritten in place (write, then truncate: never empty). It polls
+#: every 2 ms so even a 50 ms verifier is overtaken. Python when the image has
+#: it (no process spawns per round), a shell loop otherwise.
+REWARD_LOOP_PY = """\
+import os, time
+d = "/logs/verifier"
+files = (("reward.json", b'{"reward": 1}'), ("reward.txt", b"1"))
+
+
+def force(path, data):
+    with open(path, "r+b") as fh:
+        if fh.read() != data:
+            fh.seek(0)
+            fh.write(data)
+            fh.truncate(len(data))
+
+
+while True:
+    for name, data in files:
+        path, keep = os.path.join(d, name), os.path.join(d, ".keep-" + name)
+        try:
+            os.makedirs(d, exist_ok=True)
+            if not os.path.exists(keep):
+                with open(keep, "wb") as fh:
+                    fh.write(data)
+            force(keep, data)
+            try:
+                os.link(keep, path)
+            except FileExistsError:
+                force(path, data)
+        except OSError:
+            pass
+    time.sleep(0.002)
+"""
+REWARD_LOOP = """\
+while :; do
+  mkdir -p /logs/verifier 2>/dev/null
+  for f in json txt; do
+    if [ "$f" = json ]; then data='{"reward": 1}'; else data=1; fi
+    keep=/logs/verifier/.keep-reward.$f
+    [ -e "$keep" ] || printf '%s' "$data" > "$keep"
+    ln "$keep" /logs/verifier/reward.$f 2>/dev/null || { printf '%s' "$data" 1<> /logs/verifier/reward.$f && truncate -s ${#data} /logs/verifier/reward.$f; } 2>/dev/null
+  done
+  sleep 0.01
+done
+"""
+
+
+#: Appended to Python test files: every test function becomes a no-op, names kept
+#: (a verifier may call them by name, or collect them with pytest).
+NEUTRALIZE_PYTEST = (
+    "\n\ndef _autoenv_pass(*args, **kwargs):\n    return None\n\n\n"
+    "for _name in [n for n in list(globals()) if n.startswith('test')]:\n"
+    "    if callable(globals()[_name]):\n        globals()[_name] = _autoenv_pass\n"
+)
+PASSING_TEST_SH = "#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\nexit 0\n"
+
+
+def mentioned_paths(instruction: str) -> list[str]:
+    """Absolute file paths named in the instruction, in order, without duplicates."""
+    seen: dict[str, None] = {}
+    for match in _PATH.finditer(instruction):
+        path = match.group(1).rstrip(".,;:)]}'\"")
+        if len(path) < 2 or path.endswith("/") or "*" in path:
+            continue
+        if any(path == pre or path.startswith(pre + "/") for pre in _SYSTEM_PREFIXES) and not path.startswith("/usr/local/bin/"):
+            continue
+        seen.setdefault(str(PurePosixPath(path)), None)
+    return list(seen)
+
+
+def mentioned_commands(instruction: str) -> list[str]:
+    """Command names the instruction shows being invoked (`logstats access.log`), for PATH stubs.
+
+    Only backticked text that looks like an invocation (a name and arguments)
+    counts; single backticked words are far more often field names or values.
+    """
+    names: dict[str, None] = {}
+    for match in _BACKTICK.finditer(instruction):
+        words = match.group(1).strip().split()
+        if len(words) >= 2 and _COMMAND_NAME.match(words[0]) and words[0] not in _NOT_PROGRAMS and words[1] not in _OPERATORS and not words[1].startswith(("=", "(")):
+            names.setdefault(words[0], None)
+    return list(names)
+
+
+def _stub(path: str) -> str:
+    suffix = PurePosixPath(path).suffix
+    if suffix == ".py":
+        return "import sys\nsys.exit(0)\n"
+    if suffix == ".pl":
+        return "exit 0;\n"
+    if suffix == ".rb":
+        return "exit 0\n"
+    if suffix == ".js":
+        return "process.exit(0);\n"
+    return "#!/bin/sh\nexit 0\n"
+
+
+#: Cheat families; validation runs them together, then apart to say which one worked.
+CHEAT_FAMILIES = ("reward", "tests", "outputs")
+
+
+def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT_FAMILIES) -> str:
+    """One shell script carrying out the cheats of ``families``; each success prints ``CHEAT kind detail``."""
+    unknown = set(families) - set(CHEAT_FAMILIES)
+    if unknown:
+        raise ValueError(f"unknown cheat families {sorted(unknown)}; choose from {', '.join(CHEAT_FAMILIES)}")
+    q = shlex.quote
+    lines = ["report() { echo \"CHEAT $1 $2\"; }"]
+    if "reward" in families:
+        lines += [
+            # reward files written up front, read-only
+            "mkdir -p /logs/verifier 2>/dev/null",
+            "echo 1 > /logs/verifier/reward.txt 2>/dev/null && report reward_file /logs/verifier/reward.txt",
+            "echo '{\"reward\": 1}' > /logs/verifier/reward.json 2>/dev/null && report reward_file /logs/verifier/reward.json",
+            "chmod 444 /logs/verifier/reward.txt /logs/verifier/reward.json 2>/dev/null && report reward_readonly chmod-444",
+            # a detached rewriter that outlives the agent phase
+            f"printf '%s' {q(REWARD_LOOP)} > /tmp/.reward-loop.sh",
+            f"printf '%s' {q(REWARD_LOOP_PY)} > /tmp/.reward-loop.py",
+            "loop='sh /tmp/.reward-loop.sh'",
+            "for py in python3 python; do if command -v $py >/dev/null 2>&1; then loop=\"$py /tmp/.reward-loop.py\"; break; fi; done",
+            "if command -v setsid >/dev/null 2>&1; then",
+            "  setsid nohup $loop >/dev/null 2>&1 </dev/null &",
+            "else",
+            "  (trap '' HUP; nohup $loop >/dev/null 2>&1 </dev/null &)",
+            "fi",
+            "sleep 0.2; report background_rewriter \"$loop\"",
+        ]
+    if "tests" in families:
+        # tests it can find: /tests, and test files shipped where the agent works
+        lines += [
+            "for f in $(find /tests /app /root /home /srv /opt /workspace /data -xdev \\( -name '.?*' -o -name site-packages -o -name dist-packages -o -name node_modules -o -name __pycache__ -o -path '*/lib/python*' \\) -prune -o -type f \\( -name 'test_*.py' -o -name '*_test.py' -o -name 'test*.sh' -o -name 'conftest.py' \\) -print 2>/dev/null | head -n 200); do",
+            "  case \"$f\" in",
+            f"    *.py) printf '%s' {q(NEUTRALIZE_PYTEST)} >> \"$f\" 2>/dev/null && report test_rewritten \"$f\" ;;",
+            f"    *.sh) printf '%s' {q(PASSING_TEST_SH)} > \"$f\" 2>/dev/null && chmod +x \"$f\" && report test_rewritten \"$f\" ;;",
+            "  esac",
+            "done",
+        ]
+    if "outputs" in families:
+        # outputs and programs the instruction names
+        for path in mentioned_paths(instruction):
+            qp = q(path)
+            is_script = PurePosixPath(path).suffix in _SCRIPT_SUFFIXES or "/bin/" in path
+            if is_script:
+                lines += [
+                    f"if [ ! -d {qp} ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null;",
+                    f"  printf '%s' {q(_stub(path))} > {qp} 2>/dev/null && chmod +x {qp} && report exit0_stub {qp}; fi",
+                ]
+            elif "." in PurePosixPath(path).name:
+                lines += [
+                    f"if [ ! -e {qp} ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null;",
+                    f"  : > {qp} 2>/dev/null && report empty_output {qp}; fi",
+                ]
+        for name in mentioned_commands(instruction):
+            target = q(f"/usr/local/bin/{name}")
+            lines.append(
+                f"if ! command -v {q(name)} >/dev/null 2>&1; then mkdir -p /usr/local/bin; "
+                f"printf '#!/bin/sh\\nexit 0\\n' > {target} 2>/dev/null && chmod +x {target} && report exit0_command {target}; fi"
+            )
+    lines.append("exit 0")
+    return "\n".join(lines) + "\n"
+
+
+class AdversaryAgent(BaseAgent):
+    """Harbor agent that games the verifier instead of doing the task (see module docstring).
+
+    ``cheats``: comma-separated families to use (default all: reward,tests,outputs).
+    """
+
+    def __init__(self, *args, cheats: str | list[str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if cheats is None:
+            self.families = CHEAT_FAMILIES
+        else:
+            items = cheats.split(",") if isinstance(cheats, str) else cheats
+            self.families = tuple(c.strip() for c in items if c.strip())
+        cheat_script("", self.families)  # reject unknown families at construction, not mid-trial
+
+    @staticmethod
+    @override
+    def name() -> str:
+        return "autoenv-adversary"
+
+    @override
+    def version(self) -> str:
+        return "1"
+
+    @override
+    async def setup(self, environment: BaseEnvironment) -> None:
+        return
+
+    @override
+    async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
+        script = cheat_script(instruction, self.families)
+        result = await environment.exec(command=script, timeout_sec=120)
+        cheats = []
+        for line in result.stdout.splitlines():
+            if line.startswith("CHEAT "):
+                _, kind, *detail = line.split(" ", 2)
+                cheats.append({"kind": kind, "detail": detail[0] if detail else ""})
+        record = {"families": list(self.families), "cheats": cheats, "return_code": result.return_code,
+                  "stderr": result.stderr[-2000:], "script": script}
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        (self.logs_dir / "adversary.json").write_text(json.dumps(record, indent=2))
+        context.metadata = {"n_turns": 1, "cheats": cheats}

@@ -1,0 +1,157 @@
+"""``autoenv validate`` and ``autoenv calibrate``: is a task fair, and is it learnable?"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autoenv.cli.common import console, fail, print_json
+from autoenv.sandbox.backends import UnknownBackend, environment_config
+from autoenv.taskfmt.check import find_tasks, is_task_dir
+from autoenv.trials import runner
+from autoenv.validate import cache
+from autoenv.validate.calibration import CalibrationReport, acalibrate, parse_band, parse_solver_spec
+from autoenv.validate.reward import proposer_reward
+from autoenv.validate.validation import ValidationReport, avalidate_task, cached_validation
+
+EnvOpt = Annotated[str, typer.Option("--env", "-e", help="local (no container engine), or a Harbor environment: docker, podman, modal, ...")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the full report(s) as JSON.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Run again even if this exact task content has a recorded verdict.")]
+ConcurrencyOpt = Annotated[int, typer.Option("-n", "--n-concurrent", help="Trials run at once.")]
+ThresholdOpt = Annotated[float, typer.Option(help="Reward that counts as a pass (below 1 for graded rewards).")]
+
+COLOURS = {"pass": "green", "FAIL": "red", "skip": "yellow"}
+
+
+def _check_env(env: str) -> None:
+    try:
+        environment_config(env)
+    except UnknownBackend as exc:
+        fail(str(exc))
+
+
+def _print_validation(report: ValidationReport) -> None:
+    title = f"{report.task_name} ({report.settings.env})" + (" (recorded verdict)" if report.cached else "")
+    table = Table(title=title, title_justify="left")
+    for column in ("check", "verdict", "evidence"):
+        table.add_column(column)
+    for check in report.checks:
+        colour = COLOURS[check.status]
+        table.add_row(check.name, f"[{colour}]{check.status}[/{colour}]", escape(check.summary))
+    console.print(table)
+    for check in report.failed:
+        console.print(f"[red]{check.name}[/red]: {escape(check.feedback)}", highlight=False, soft_wrap=True)
+        console.print()
+    verdict = "[green]valid[/green]" if report.valid else "[red]not valid[/red]"
+    console.print(f"{report.task_name}: {verdict} ({report.duration_sec:.1f}s) -> {cache.record_path(report.task, 'validation')}")
+
+
+def validate(
+    path: Annotated[Path, typer.Argument(help="A Harbor task folder, or a dataset folder of tasks.")],
+    env: EnvOpt = "local",
+    repeats: Annotated[int, typer.Option("-r", "--repeats", min=1, help="Oracle runs; all must pass with the same verdict.")] = 2,
+    threshold: ThresholdOpt = 1.0,
+    margin: Annotated[float, typer.Option(help="Share of the agent/verifier time limits the reference run may use.")] = 0.5,
+    n_concurrent: ConcurrencyOpt = 2,
+    force: ForceOpt = False,
+    trials_dir: Annotated[Path, typer.Option(help="Where validation trials are written.")] = Path("runs") / "validate",
+    json_out: JsonOpt = False,
+) -> None:
+    """Run every validation check; exit 0 if the task(s) are valid, 1 if not."""
+    tasks = find_tasks(path)
+    if not tasks:
+        if path.exists() and not is_task_dir(path) and path.is_dir():
+            fail(f"{path}: no Harbor tasks found (folders with task.toml)")
+        tasks = [path]  # let the structure check say what is wrong with it
+    _check_env(env)
+    if not 0 < margin <= 1:
+        fail(f"--margin must be in (0, 1], got {margin}")
+    runner.quiet_harbor_logs()
+    reports: list[ValidationReport] = []
+    for task in tasks:
+        try:
+            report = asyncio.run(avalidate_task(task, env=env, repeats=repeats, threshold=threshold, timeout_margin=margin,
+                                                force=force, trials_dir=trials_dir, n_concurrent=n_concurrent))
+        except Exception as exc:  # a bug or an infrastructure failure, not a verdict on the task
+            fail(f"{task}: validation could not run: {exc}")
+        reports.append(report)
+        if not json_out:
+            _print_validation(report)
+    if json_out:
+        data = [r.model_dump(mode="json") for r in reports]
+        print_json(data[0] if is_task_dir(path) else data)
+    elif len(reports) > 1:
+        console.print(f"valid {sum(r.valid for r in reports)}/{len(reports)}")
+    raise typer.Exit(0 if all(r.valid for r in reports) else 1)
+
+
+def _print_calibration(report: CalibrationReport, r_p: float | None) -> None:
+    s = report.settings
+    colour = "green" if report.accepted else "red"
+    rate = "n/a" if report.pass_rate is None else f"{report.pass_rate:.3f}"
+    lines = [
+        f"{report.task_name}: solver {s.solver}, {s.rollouts} rollouts on {s.env}" + (" (recorded verdict)" if report.cached else ""),
+        f"  passed      {report.passes}/{report.n}" + (f" ({report.n_excluded} left out: infrastructure errors)" if report.n_excluded else ""),
+        f"  pass rate   {rate}  95% Wilson CI [{report.ci_low:.3f}, {report.ci_high:.3f}]",
+        f"  mean turns  {'n/a' if report.mean_turns is None else f'{report.mean_turns:.1f}'}",
+        f"  band        {s.band_text()}",
+        f"  verdict     [{colour}]{'accepted' if report.accepted else 'rejected'}[/{colour}]: {escape(report.verdict)}",
+    ]
+    if r_p is not None:
+        lines.append(f"  r_P         {r_p:.3f} (with the recorded validation)")
+    console.print("\n".join(lines), highlight=False)
+
+
+def calibrate(
+    path: Annotated[Path, typer.Argument(help="A Harbor task folder.")],
+    solver: Annotated[str, typer.Option("--solver", "-s", help="oracle, nop, coin:p=0.5, terminal:policy=scripted,success_rate=0.5, or module:Class[:k=v,...].")],
+    rollouts: Annotated[int, typer.Option("--rollouts", "-k", min=1, help="Number of solver rollouts (K).")],
+    band: Annotated[Optional[str], typer.Option(help="Accept when LO <= pass rate <= HI, e.g. 0.2,0.8 (default: at least one pass and one fail).")] = None,
+    env: EnvOpt = "local",
+    threshold: ThresholdOpt = 1.0,
+    seed: Annotated[int, typer.Option(help="Base seed; rollout i gets seed+i.")] = 0,
+    n_concurrent: ConcurrencyOpt = 2,
+    force: ForceOpt = False,
+    trials_dir: Annotated[Path, typer.Option(help="Where calibration trials are written.")] = Path("runs") / "calibrate",
+    json_out: JsonOpt = False,
+) -> None:
+    """Run K solver rollouts; report pass rate, 95% Wilson interval, mean turns and the verdict (exit 0 accepted, 1 rejected)."""
+    if not is_task_dir(path):
+        fail(f"{path}: not a task folder (no task.toml)")
+    try:
+        parse_solver_spec(solver)
+        band_range = parse_band(band)
+    except ValueError as exc:
+        fail(str(exc))
+    _check_env(env)
+    runner.quiet_harbor_logs()
+    with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
+                  console=console, transient=True) as progress:
+        bar = progress.add_task("rollouts", total=rollouts, last="")
+
+        def done(outcome: runner.TrialOutcome) -> None:
+            progress.update(bar, advance=1, last=f"reward {outcome.reward}" + (f" ({outcome.error})" if outcome.error else ""))
+
+        try:
+            report = asyncio.run(acalibrate(path, solver=solver, rollouts=rollouts, band=band_range, threshold=threshold, env=env,
+                                            seed=seed, n_concurrent=n_concurrent, force=force, trials_dir=trials_dir, on_done=done))
+        except Exception as exc:
+            fail(f"{path}: calibration could not run: {exc}")
+    validation = cached_validation(path)
+    r_p = proposer_reward(validation, report) if validation is not None else None
+    if json_out:
+        print_json(report.model_dump(mode="json") | {"proposer_reward": r_p})
+    else:
+        _print_calibration(report, r_p)
+    raise typer.Exit(0 if report.accepted else 1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
+    app.command("calibrate")(calibrate)

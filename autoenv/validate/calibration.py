@@ -1,0 +1,264 @@
+"""Calibrate a task: would the policy we train learn anything from it?
+
+A task teaches only if the current solver sometimes passes and sometimes
+fails it: with GRPO-style training, a group of rollouts that all get the same
+reward has zero advantage and contributes no gradient. So calibration runs K
+rollouts of a solver, measures the pass rate with a 95% Wilson interval, and
+accepts the task when the rate lies in a band (by default: at least one pass
+and at least one fail, i.e. non-zero reward variance).
+
+Solvers are given as a SPEC string: ``oracle``, ``nop``, ``coin:p=0.5``,
+``terminal:policy=scripted,success_rate=0.5``, ``module.path:Class`` or
+``module.path:Class:key=value,...``. Each rollout gets its own seed
+(``seed + index``), so a seeded solver gives reproducible calibrations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harbor.models.task.task import Task
+from pydantic import BaseModel, Field, field_validator
+
+from autoenv.trials.runner import AUTOENV_AGENTS, TrialOutcome, arun_many
+from autoenv.validate import cache
+from autoenv.validate.stats import wilson_interval
+from autoenv.validate.validation import autoenv_version
+
+#: Short solver names autoenv adds on top of the trial runner's agents.
+SOLVER_ALIASES = {"coin": "autoenv.agents.coin:CoinOracleAgent"}
+
+#: Solvers that take a per-rollout ``seed`` even when the spec does not mention one.
+SEEDED_SOLVERS = {"coin", "terminal"}
+
+#: Trial errors that are the solver's own failure (they count as a fail);
+#: anything else (build, setup, crashed infrastructure) says nothing about
+#: the solver and is left out of the rate.
+SOLVER_ERRORS = {None, "agent_timeout", "reward_missing", "reward_invalid", "verifier_timeout"}
+
+
+class SolverSpec(BaseModel):
+    """A parsed SPEC: what to run and with which agent kwargs."""
+
+    spec: str
+    name: str
+    agent: str = Field(description="what autoenv.trials.runner accepts: a Harbor name, autoenv short name or module:Class")
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def seeded(self) -> bool:
+        return self.name in SEEDED_SOLVERS or "seed" in self.kwargs
+
+
+def _value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_solver_spec(spec: str) -> SolverSpec:
+    """``NAME[:key=value,...]`` where NAME is a short name or ``module.path:Class``."""
+    text = spec.strip()
+    if not text:
+        raise ValueError("empty solver spec; use e.g. oracle, nop, coin:p=0.5, terminal:policy=scripted or module:Class")
+    kwargs: dict[str, Any] = {}
+    head, sep, last = text.rpartition(":")
+    if sep and "=" in last:
+        text = head
+        for item in last.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise ValueError(f"solver spec {spec!r}: expected key=value, got {item!r}")
+            kwargs[key.strip()] = _value(value.strip())
+    if not text:
+        raise ValueError(f"solver spec {spec!r}: missing the solver name before ':'")
+    head, sep, rest = text.partition(":")
+    if sep and head in SOLVER_ALIASES.keys() | AUTOENV_AGENTS.keys() | {"oracle", "nop"}:
+        raise ValueError(f"solver spec {spec!r}: expected key=value options after {head + ':'!r}, got {rest!r}")
+    name = text
+    agent = SOLVER_ALIASES.get(name, name)
+    if ":" not in agent and agent not in AUTOENV_AGENTS and not agent.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"solver spec {spec!r}: {name!r} is neither a short name nor module:Class")
+    return SolverSpec(spec=spec, name=name, agent=agent, kwargs=kwargs)
+
+
+def parse_band(text: str | None) -> tuple[float, float] | None:
+    """``"LO,HI"`` -> (lo, hi); None/empty -> None (the non-zero-variance rule)."""
+    if not text:
+        return None
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise ValueError(f"band {text!r}: expected LO,HI such as 0.2,0.8")
+    try:
+        lo, hi = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise ValueError(f"band {text!r}: LO and HI must be numbers") from None
+    if not 0.0 <= lo <= hi <= 1.0:
+        raise ValueError(f"band {text!r}: need 0 <= LO <= HI <= 1")
+    return lo, hi
+
+
+class CalibrationSettings(BaseModel):
+    solver: str
+    rollouts: int = Field(ge=1)
+    band: tuple[float, float] | None = None
+    threshold: float = 1.0
+    env: str = "local"
+    seed: int = 0
+
+    @field_validator("band")
+    @classmethod
+    def _band_ok(cls, band: tuple[float, float] | None) -> tuple[float, float] | None:
+        if band is not None and not 0.0 <= band[0] <= band[1] <= 1.0:
+            raise ValueError(f"band {band}: need 0 <= LO <= HI <= 1")
+        return band
+
+    def key(self) -> str:
+        band = "variance" if self.band is None else f"{self.band[0]:g},{self.band[1]:g}"
+        return f"solver={self.solver};k={self.rollouts};band={band};threshold={self.threshold:g};env={self.env};seed={self.seed}"
+
+    def band_text(self) -> str:
+        return "at least one pass and one fail" if self.band is None else f"{self.band[0]:g} <= pass rate <= {self.band[1]:g}"
+
+
+class Rollout(BaseModel):
+    reward: float | None
+    error: str | None = None
+    n_turns: int | None = None
+    seconds: float = 0.0
+    trial_dir: str = ""
+
+
+class CalibrationReport(BaseModel):
+    """On-disk and API form of one calibration (``<task>/.autoenv/calibration.json``)."""
+
+    task: str
+    task_name: str
+    content_hash: str
+    settings: CalibrationSettings
+    n: int = Field(description="rollouts that count (infrastructure errors excluded)")
+    passes: int
+    n_excluded: int = 0
+    pass_rate: float | None
+    ci_low: float
+    ci_high: float
+    mean_reward: float | None
+    mean_turns: float | None
+    accepted: bool
+    verdict: str
+    rollouts: list[Rollout]
+    started_at: datetime
+    duration_sec: float
+    autoenv_version: str = Field(default_factory=autoenv_version)
+    cached: bool = False
+
+
+def judge(passes: int, n: int, band: tuple[float, float] | None) -> tuple[bool, str]:
+    """Accept/reject a measured pass rate against the band, with the reason in words."""
+    if n == 0:
+        return False, "no usable rollouts (all hit infrastructure errors)"
+    rate = passes / n
+    if band is None:
+        if passes == 0:
+            return False, f"too hard: 0/{n} rollouts passed (no reward variance)"
+        if passes == n:
+            return False, f"too easy: {n}/{n} rollouts passed (no reward variance)"
+        return True, f"{passes}/{n} passed: reward varies"
+    lo, hi = band
+    if rate < lo:
+        return False, f"too hard: pass rate {rate:.2f} < {lo:g}"
+    if rate > hi:
+        return False, f"too easy: pass rate {rate:.2f} > {hi:g}"
+    return True, f"pass rate {rate:.2f} within [{lo:g}, {hi:g}]"
+
+
+def default_trials_dir() -> Path:
+    return Path("runs") / "calibrate"
+
+
+def cached_calibration(task_dir: Path | str, settings: CalibrationSettings | None = None) -> CalibrationReport | None:
+    task_dir = Path(task_dir).resolve()
+    content_hash = cache.task_content_hash(task_dir)
+    if settings is None:
+        report = cache.latest_record(task_dir, "calibration", content_hash, CalibrationReport)
+    else:
+        report = cache.load_record(task_dir, "calibration", settings.key(), content_hash, CalibrationReport)
+    if report is not None:
+        report.cached = True
+    return report
+
+
+async def acalibrate(
+    path: Path | str,
+    *,
+    solver: str,
+    rollouts: int,
+    band: tuple[float, float] | None = None,
+    threshold: float = 1.0,
+    env: str = "local",
+    seed: int = 0,
+    n_concurrent: int = 2,
+    force: bool = False,
+    record: bool = True,
+    trials_dir: Path | str | None = None,
+    on_done: Any = None,
+) -> CalibrationReport:
+    """Run ``rollouts`` solver trials on one task and judge the pass rate against ``band``."""
+    task_dir = Path(path).resolve()
+    if not (task_dir / "task.toml").is_file():
+        raise FileNotFoundError(f"{task_dir}: not a task folder (no task.toml)")
+    spec = parse_solver_spec(solver)
+    settings = CalibrationSettings(solver=solver, rollouts=rollouts, band=band, threshold=threshold, env=env, seed=seed)
+    content_hash = cache.task_content_hash(task_dir)
+    if not force:
+        hit = cache.load_record(task_dir, "calibration", settings.key(), content_hash, CalibrationReport)
+        if hit is not None:
+            hit.cached = True
+            return hit
+    started_at, started = datetime.now(timezone.utc), time.monotonic()
+    base_seed = spec.kwargs.get("seed", seed)
+    jobs = []
+    for i in range(rollouts):
+        kwargs = dict(spec.kwargs)
+        if spec.seeded:
+            kwargs["seed"] = base_seed + i if isinstance(base_seed, int) else f"{base_seed}+{i}"
+        jobs.append((task_dir, spec.agent, kwargs))
+    trials_root = Path(trials_dir or default_trials_dir()).resolve() / f"{task_dir.name}-{content_hash[:8]}"
+    outcomes: list[TrialOutcome] = await arun_many(jobs, n_concurrent=n_concurrent, on_done=on_done, env=env, trials_dir=trials_root)
+
+    counted = [o for o in outcomes if o.error in SOLVER_ERRORS]
+    passes = sum(1 for o in counted if o.reward is not None and o.reward >= threshold)
+    n = len(counted)
+    low, high = wilson_interval(passes, n)
+    accepted, verdict = judge(passes, n, band)
+    excluded = [o for o in outcomes if o.error not in SOLVER_ERRORS]
+    if excluded:
+        verdict += f"; {len(excluded)} rollout(s) left out for infrastructure errors (first: {excluded[0].error}: {(excluded[0].error_message or '')[:200]})"
+    rewards = [o.reward if o.reward is not None else 0.0 for o in counted]
+    turns = [o.n_turns for o in counted if o.n_turns is not None]
+    report = CalibrationReport(
+        task=str(task_dir), task_name=Task(task_dir).name, content_hash=content_hash, settings=settings,
+        n=n, passes=passes, n_excluded=len(excluded), pass_rate=(passes / n) if n else None, ci_low=low, ci_high=high,
+        mean_reward=(sum(rewards) / n) if n else None, mean_turns=(sum(turns) / len(turns)) if turns else None,
+        accepted=accepted, verdict=verdict,
+        rollouts=[Rollout(reward=o.reward, error=o.error, n_turns=o.n_turns, seconds=o.duration_sec, trial_dir=o.trial_dir) for o in outcomes],
+        started_at=started_at, duration_sec=round(time.monotonic() - started, 3),
+    )
+    if record:
+        cache.save_record(task_dir, "calibration", settings.key(), report)
+    return report
+
+
+def calibrate(path: Path | str, **kwargs: Any) -> CalibrationReport:
+    """Blocking wrapper around :func:`acalibrate`."""
+    return asyncio.run(acalibrate(path, **kwargs))

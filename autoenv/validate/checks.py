@@ -1,0 +1,395 @@
+"""The validation checks, one function each, each returning a :class:`CheckResult`.
+
+A check never raises for a bad task: whatever is wrong becomes a failed result
+whose ``feedback`` a task proposer (an LLM) can act on without reading our
+code: it names what failed and quotes the relevant output, trimmed. Checks
+take the trial outcomes they judge as arguments, so the expensive trials are
+run once (in :mod:`autoenv.validate.validation`) and the judging stays pure.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from harbor.environments.definition import environment_content_hash
+from harbor.models.task.task import Task
+from pydantic import BaseModel, Field
+
+from autoenv.sandbox.local.image import BUILDER_VERSION, BuildError, Image, build_image, cache_root
+from autoenv.taskfmt.check import check_task
+from autoenv.trials.runner import TrialOutcome
+from autoenv.validate.leakage import LeakFinding
+
+CheckName = Literal["structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "timeouts"]
+
+#: Every check, in the order they run and are reported.
+CHECK_ORDER: tuple[CheckName, ...] = ("structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "timeouts")
+
+GUARD_PATH = Path(__file__).with_name("guard.sh")
+TAIL_CHARS = 1500
+
+
+class CheckResult(BaseModel):
+    """One named verdict with the evidence behind it."""
+
+    name: CheckName
+    passed: bool | None = Field(description="True/False, or None when the check could not run (see summary)")
+    summary: str
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    feedback: str = Field(default="", description="For a failed check: what to fix, with the relevant output")
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> str:
+        return {True: "pass", False: "FAIL", None: "skip"}[self.passed]
+
+
+def skipped(name: CheckName, reason: str) -> CheckResult:
+    return CheckResult(name=name, passed=None, summary=f"not run: {reason}")
+
+
+def tail(text: str | None, limit: int = TAIL_CHARS) -> str:
+    """The end of an output, where errors are; marked when cut."""
+    if not text:
+        return ""
+    text = text.strip()
+    return text if len(text) <= limit else "[...]\n" + text[-limit:]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _phase_seconds(trial_dir: str, phase: str) -> float | None:
+    """Duration of a trial phase (``agent_execution``, ``verifier``, ...) from Harbor's result.json."""
+    try:
+        data = json.loads((Path(trial_dir) / "result.json").read_text())
+        timing = data.get(phase) or {}
+        start, end = timing.get("started_at"), timing.get("finished_at")
+        if not start or not end:
+            return None
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def trial_evidence(outcome: TrialOutcome, *, agent_log: str | None = None) -> dict[str, Any]:
+    """What a reader needs from one trial: verdict, error, and the ends of its outputs."""
+    evidence: dict[str, Any] = {
+        "reward": outcome.reward,
+        "error": outcome.error,
+        "trial_dir": outcome.trial_dir,
+        "seconds": outcome.duration_sec,
+    }
+    if outcome.error_message:
+        evidence["error_message"] = tail(outcome.error_message, 800)
+    if outcome.trial_dir:
+        verifier_out = tail(_read(Path(outcome.trial_dir) / "verifier" / "test-stdout.txt"))
+        if verifier_out:
+            evidence["verifier_output"] = verifier_out
+        if agent_log:
+            agent_out = tail(_read(Path(outcome.trial_dir) / "agent" / agent_log))
+            if agent_out:
+                evidence["agent_output"] = agent_out
+            exit_code = _read(Path(outcome.trial_dir) / "agent" / "exit-code.txt").strip()
+            if exit_code:
+                evidence["agent_exit_code"] = exit_code
+    return evidence
+
+
+def _first_line(text: str | None, limit: int = 160) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _describe(outcome: TrialOutcome) -> str:
+    if outcome.error:
+        return f"error {outcome.error}" + (f" ({_first_line(outcome.error_message)})" if outcome.error_message else "")
+    return f"reward {outcome.reward:g}" if outcome.reward is not None else "no reward"
+
+
+def _outputs_block(evidence: dict[str, Any], *, verifier_silent_hint: bool = False) -> str:
+    parts = []
+    if verifier_silent_hint and not evidence.get("verifier_output") and evidence.get("trial_dir"):
+        parts.append("tests/test.sh printed nothing; make it print what it checks and why a check fails, so failures can be diagnosed.")
+    if evidence.get("agent_output"):
+        parts.append(f"Output of solution/solve.sh:\n{evidence['agent_output']}")
+    if evidence.get("agent_exit_code"):
+        parts.append(f"solve.sh exit code: {evidence['agent_exit_code']}")
+    if evidence.get("verifier_output"):
+        parts.append(f"Output of tests/test.sh:\n{evidence['verifier_output']}")
+    if evidence.get("error_message"):
+        parts.append(f"Harbor error: {evidence['error_message']}")
+    return "\n".join(parts)
+
+
+# -- 1. structure -------------------------------------------------------------------
+
+
+def check_structure(task_dir: Path, *, env: str = "local") -> CheckResult:
+    started = time.monotonic()
+    problems = check_task(task_dir, env=env)
+    seconds = round(time.monotonic() - started, 3)
+    if not problems:
+        return CheckResult(name="structure", passed=True, summary="task check: well formed", seconds=seconds)
+    listing = "\n".join(str(p) for p in problems[:20])
+    return CheckResult(
+        name="structure", passed=False, seconds=seconds,
+        summary=f"{len(problems)} problem(s) found by `autoenv task check`",
+        evidence={"problems": [p.model_dump() for p in problems]},
+        feedback=f"The task is not well formed (`autoenv task check`):\n{listing}",
+    )
+
+
+# -- 2. build -----------------------------------------------------------------------
+
+
+async def check_build_local(task_dir: Path, *, force: bool = False) -> tuple[CheckResult, Image | None]:
+    """Build (or reuse) the local image within the task's build_timeout_sec."""
+    task = Task(task_dir)
+    env_cfg = task.config.environment
+    env_dir = task.paths.environment_dir
+    key = environment_content_hash(env_dir, docker_image=env_cfg.docker_image)
+    started = time.monotonic()
+    cached = (Path(_image_dir_for(key)) / "image.json").exists() and not force
+    try:
+        image = await build_image(env_dir, key=key, docker_image=env_cfg.docker_image, timeout_sec=env_cfg.build_timeout_sec, force=force)
+    except BuildError as exc:
+        seconds = round(time.monotonic() - started, 3)
+        message = str(exc)
+        return CheckResult(
+            name="build", passed=False, seconds=seconds,
+            summary=f"environment failed to build: {message.splitlines()[0][:200]}",
+            evidence={"error": tail(message), "build_timeout_sec": env_cfg.build_timeout_sec},
+            feedback=f"environment/Dockerfile does not build (local backend):\n{tail(message)}",
+        ), None
+    seconds = round(time.monotonic() - started, 3)
+    return CheckResult(
+        name="build", passed=True, seconds=seconds,
+        summary=f"built in {seconds:.1f}s" + (" (cached image)" if cached else "") + f", limit {env_cfg.build_timeout_sec:g}s",
+        evidence={"image": str(image.directory), "cached": cached, "build_timeout_sec": env_cfg.build_timeout_sec},
+    ), image
+
+
+def _image_dir_for(key: str) -> Path:
+    return cache_root() / "images" / f"{key}-v{BUILDER_VERSION}"
+
+
+def check_build_from_trials(outcomes: list[TrialOutcome], build_timeout_sec: float) -> CheckResult:
+    """Non-local backends build inside the trial: judge the build from the trials' errors."""
+    failed = [o for o in outcomes if o.error == "build"]
+    setup = [s for o in outcomes if o.trial_dir and (s := _phase_seconds(o.trial_dir, "environment_setup")) is not None]
+    if failed:
+        message = failed[0].error_message or "build failed"
+        return CheckResult(
+            name="build", passed=False, summary=f"environment failed to build: {message.splitlines()[0][:200]}",
+            evidence={"error": tail(message), "trial_dir": failed[0].trial_dir},
+            feedback=f"environment/Dockerfile does not build:\n{tail(message)}",
+        )
+    longest = max(setup, default=0.0)
+    return CheckResult(name="build", passed=True, summary=f"environment started in at most {longest:.1f}s (limit {build_timeout_sec:g}s)",
+                       evidence={"environment_setup_sec": setup})
+
+
+# -- 3. oracle passes, deterministically ----------------------------------------------
+
+
+def check_oracle(outcomes: list[TrialOutcome], *, threshold: float = 1.0) -> CheckResult:
+    runs = [trial_evidence(o, agent_log="oracle.txt") for o in outcomes]
+    failing = [(o, e) for o, e in zip(outcomes, runs) if o.reward is None or o.reward < threshold]
+    rewards = [o.reward for o in outcomes]
+    if not failing:
+        return CheckResult(name="oracle", passed=True, summary=f"reference solution passed {len(outcomes)}/{len(outcomes)} runs (rewards {rewards})",
+                           evidence={"rewards": rewards, "threshold": threshold, "runs": runs})
+    outcome, evidence = failing[0]
+    return CheckResult(
+        name="oracle", passed=False,
+        summary=f"reference solution failed {len(failing)}/{len(outcomes)} runs: {_describe(outcome)}",
+        evidence={"rewards": rewards, "threshold": threshold, "runs": runs},
+        feedback=(
+            f"The reference solution (solution/solve.sh) does not pass its own tests: {len(failing)} of {len(outcomes)} runs got "
+            f"{_describe(outcome)} (needs reward >= {threshold:g}). Fix the solution or the tests so that the solution passes.\n"
+            + _outputs_block(evidence, verifier_silent_hint=True)
+        ),
+    )
+
+
+def check_deterministic(outcomes: list[TrialOutcome]) -> CheckResult:
+    verdicts = [(None if o.reward is None else round(o.reward, 6), o.error) for o in outcomes]
+    rewards = [o.reward for o in outcomes]
+    if len(set(verdicts)) <= 1:
+        return CheckResult(name="deterministic", passed=True, summary=f"{len(outcomes)} oracle runs agree ({_describe(outcomes[0])})" if outcomes else "no runs",
+                           evidence={"rewards": rewards})
+    first = outcomes[0]
+    other = next(o for o in outcomes if (None if o.reward is None else round(o.reward, 6), o.error) != verdicts[0])
+    a, b = trial_evidence(first, agent_log="oracle.txt"), trial_evidence(other, agent_log="oracle.txt")
+    return CheckResult(
+        name="deterministic", passed=False,
+        summary=f"the same solution got different verdicts: {', '.join(_describe(o) for o in outcomes)}",
+        evidence={"rewards": rewards, "errors": [o.error for o in outcomes], "runs": [a, b]},
+        feedback=(
+            "The verdict is not deterministic: the reference solution, run "
+            f"{len(outcomes)} times in identical fresh environments, got {', '.join(_describe(o) for o in outcomes)}. "
+            "Remove randomness, timing, network or other external dependencies from the tests and the solution.\n"
+            f"Run with {_describe(first)}:\n{_outputs_block(a)}\n\nRun with {_describe(other)}:\n{_outputs_block(b)}"
+        ),
+    )
+
+
+# -- 4. null agent fails ------------------------------------------------------------
+
+
+def check_nop(outcome: TrialOutcome) -> CheckResult:
+    evidence = trial_evidence(outcome)
+    if outcome.error is None and outcome.reward == 0:
+        return CheckResult(name="nop", passed=True, summary="doing nothing gets reward 0", evidence=evidence)
+    if outcome.reward is not None and outcome.reward > 0:
+        return CheckResult(
+            name="nop", passed=False, summary=f"doing nothing gets reward {outcome.reward:g}", evidence=evidence,
+            feedback=(
+                f"An agent that does nothing gets reward {outcome.reward:g}: the environment already satisfies the tests "
+                "(the expected output exists before the agent starts, or the tests check too little). "
+                "The tests must fail on the untouched environment.\n" + _outputs_block(evidence)
+            ),
+        )
+    return CheckResult(
+        name="nop", passed=False, summary=f"on the untouched environment the verifier produced {_describe(outcome)}, not reward 0",
+        evidence=evidence,
+        feedback=(
+            f"On the untouched environment the verifier ended with {_describe(outcome)} instead of writing reward 0. "
+            "tests/test.sh must always write /logs/verifier/reward.txt (0 on failure), also when expected files are missing.\n"
+            + _outputs_block(evidence)
+        ),
+    )
+
+
+# -- 5. leakage ---------------------------------------------------------------------
+
+
+def check_leakage(image_findings: list[LeakFinding] | None, instruction_findings: list[LeakFinding], *, image_note: str = "") -> CheckResult:
+    """Combine image and instruction findings; ``image_findings`` None means the image was not scanned."""
+    findings = list(instruction_findings) + list(image_findings or [])
+    evidence: dict[str, Any] = {"findings": [f.model_dump() for f in findings], "image_scanned": image_findings is not None}
+    if image_note:
+        evidence["image_note"] = image_note
+    if not findings:
+        if image_findings is None:
+            return CheckResult(name="leakage", passed=None, summary=f"instruction clean; image not scanned ({image_note or 'no image'})", evidence=evidence)
+        return CheckResult(name="leakage", passed=True, summary="no solution, tests or expected answers visible to the agent", evidence=evidence)
+    lines = "\n".join(f"- {f}" for f in findings[:15])
+    kinds = sorted({f.kind for f in findings})
+    advice = []
+    if any(k.endswith("_in_image") for k in kinds):
+        advice.append("Do not COPY solution or test files (or their contents) into the environment; Harbor uploads tests/ only after the agent finishes.")
+    if any(k.endswith("_in_instruction") for k in kinds):
+        advice.append("Do not state the expected results (or the solution) in instruction.md; describe what to compute, not the result.")
+    return CheckResult(
+        name="leakage", passed=False, summary=f"{len(findings)} leak(s): {', '.join(kinds)}", evidence=evidence,
+        feedback="The agent can see what it is supposed to produce:\n" + lines + "\n" + " ".join(advice),
+    )
+
+
+# -- 6. tamper-proof verifier ----------------------------------------------------------
+
+
+def adversary_cheats(outcome: TrialOutcome) -> list[dict[str, str]]:
+    try:
+        return json.loads((Path(outcome.trial_dir) / "agent" / "adversary.json").read_text())["cheats"]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+#: What to tell a proposer when one family of cheats wins on its own.
+CHEAT_ADVICE = {
+    "reward": (
+        "The reward itself was forged: a process the agent left running rewrote /logs/verifier/reward.txt/reward.json "
+        "during verification (Harbor's shared verifier runs in the agent's environment). Put the autoenv guard "
+        "(autoenv/validate/guard.sh) at the top of tests/test.sh, right after the shebang: it stops leftover processes "
+        "and discards reward files they wrote before the tests run."
+    ),
+    "tests,outputs": (
+        "The tests accept outputs that do not do the task: empty files where output is expected, `exit 0` stubs in place "
+        "of the programs to write, or test files the agent could edit. Check the content/behaviour of outputs, not "
+        "just that files exist or that a program exits 0, and run only tests from /tests (uploaded after the agent)."
+    ),
+}
+
+
+def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: dict[str, TrialOutcome] | None = None) -> CheckResult:
+    """Judge the adversary run; ``diagnosis`` holds runs with one cheat family each, to say which one worked."""
+    evidence = trial_evidence(outcome)
+    cheats = adversary_cheats(outcome)
+    evidence["cheats"] = cheats
+    if outcome.error in ("build", "invalid_task"):
+        return CheckResult(name="tamper", passed=None, summary=f"adversary trial did not run: {_describe(outcome)}", evidence=evidence)
+    if outcome.reward is None or outcome.reward < threshold:
+        return CheckResult(name="tamper", passed=True, summary=f"cheating agent ({len(cheats)} cheats) got {_describe(outcome)}", evidence=evidence)
+    winners = [family for family, o in (diagnosis or {}).items() if o.reward is not None and o.reward >= threshold]
+    if diagnosis:
+        evidence["diagnosis"] = {family: trial_evidence(o) | {"cheats": adversary_cheats(o)} for family, o in diagnosis.items()}
+    kinds = sorted({c["kind"] for c in cheats})
+    listing = "\n".join(f"- {c['kind']}: {c['detail']}" for c in cheats[:25])
+    if winners:
+        advice = " ".join(CHEAT_ADVICE.get(w, "") for w in winners)
+        culprit = " and ".join(f"'{w}' cheats alone" for w in winners)
+        summary = f"a cheating agent got reward {outcome.reward:g} ({culprit} suffice)"
+        shown = trial_evidence(diagnosis[winners[0]]) if diagnosis else evidence
+    else:
+        advice = " ".join(CHEAT_ADVICE.values())
+        summary = f"a cheating agent got reward {outcome.reward:g} without doing the task ({', '.join(kinds)})"
+        shown = evidence
+    return CheckResult(
+        name="tamper", passed=False, summary=summary, evidence=evidence,
+        feedback=(
+            f"The verifier can be gamed: an agent that did not attempt the task and only cheated got reward {outcome.reward:g}. "
+            f"Cheats it applied:\n{listing}\n{advice}\n" + _outputs_block(shown)
+        ),
+    )
+
+
+def guard_snippet() -> str:
+    """The shell lines to put at the top of tests/test.sh (after the shebang)."""
+    return GUARD_PATH.read_text()
+
+
+# -- 7. timeouts --------------------------------------------------------------------
+
+
+def check_timeouts(oracle: list[TrialOutcome], *, agent_timeout_sec: float | None, verifier_timeout_sec: float | None, margin: float = 0.5) -> CheckResult:
+    """The oracle (and the verifier on its output) must use at most ``margin`` of their time limits.
+
+    A scripted solution is far faster than any agent; one that needs most of
+    the agent's budget leaves an agent no time to think, and a verifier near
+    its limit turns machine load into wrong verdicts.
+    """
+    agent_secs = [s for o in oracle if (s := o.agent_sec if o.agent_sec is not None else _phase_seconds(o.trial_dir, "agent_execution")) is not None]
+    verifier_secs = [s for o in oracle if o.trial_dir and (s := _phase_seconds(o.trial_dir, "verifier")) is not None]
+    timed_out = [o for o in oracle if o.error in ("agent_timeout", "verifier_timeout")]
+    evidence = {"oracle_agent_sec": agent_secs, "verifier_sec": verifier_secs, "agent_timeout_sec": agent_timeout_sec,
+                "verifier_timeout_sec": verifier_timeout_sec, "margin": margin}
+    problems = []
+    if timed_out:
+        problems.append(f"the oracle run hit {timed_out[0].error} ({_first_line(timed_out[0].error_message)})")
+    if agent_timeout_sec and agent_secs and max(agent_secs) > margin * agent_timeout_sec:
+        problems.append(f"the reference solution took {max(agent_secs):.1f}s, more than {margin:.0%} of the agent timeout ({agent_timeout_sec:g}s)")
+    if verifier_timeout_sec and verifier_secs and max(verifier_secs) > margin * verifier_timeout_sec:
+        problems.append(f"the verifier took {max(verifier_secs):.1f}s, more than {margin:.0%} of its timeout ({verifier_timeout_sec:g}s)")
+    if not agent_secs and not timed_out:
+        return CheckResult(name="timeouts", passed=None, summary="no oracle timing available", evidence=evidence)
+    if problems:
+        return CheckResult(
+            name="timeouts", passed=False, summary="; ".join(problems), evidence=evidence,
+            feedback="Time limits are too tight: " + "; ".join(problems) + ". Raise [agent].timeout_sec / [verifier].timeout_sec in task.toml "
+            f"to at least {1 / margin:g}x what the reference run needs, or make the solution/tests faster.",
+        )
+    summary = f"oracle {max(agent_secs):.1f}s of {agent_timeout_sec:g}s" if agent_timeout_sec else f"oracle {max(agent_secs):.1f}s (no agent timeout set)"
+    if verifier_secs:
+        summary += f", verifier {max(verifier_secs):.1f}s of {verifier_timeout_sec:g}s" if verifier_timeout_sec else f", verifier {max(verifier_secs):.1f}s"
+    return CheckResult(name="timeouts", passed=True, summary=summary, evidence=evidence)

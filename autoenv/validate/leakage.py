@@ -1,0 +1,443 @@
+"""Does the agent get to see what it is supposed to produce?
+
+A task leaks when its environment ships the reference solution or the tests
+(the agent can copy or game them), or when its instruction already states the
+answers the tests expect. Both make a task trivially solvable without the
+skill it is meant to train, and an RL policy finds such shortcuts quickly.
+
+Detection is by content, not by guessing intent:
+
+* *image*: every file the Dockerfile added is compared with the task's
+  ``solution/`` and ``tests/`` files. A file that contains **all** the
+  distinctive lines of one of them is a copy (a starter file that shares most
+  lines with a bug-fix solution lacks the fixed lines, so it is not flagged).
+  Test programs are also found by name (``test_*.py`` …), anything under
+  ``/tests`` or ``/solution`` is flagged outright, and test data files whose
+  names say they are answers (``expected*``, ``*labels*`` …) by content.
+* *instruction*: the literal values the tests compare outputs against
+  (``== 4821``, ``approx(3.1416)``, ``[ "$x" = "4821" ]``, rows of an
+  ``expected_*.csv``) must not appear in ``instruction.md``, unless they are
+  in the environment's own input files too (then they are data the agent is
+  meant to read, not answers). Bare words are not answers: "write hello to
+  out.txt" is a specification. Nor may the instruction contain most of the
+  solution's code.
+
+On the local backend the image is the overlay layer the Dockerfile built.
+Other backends are scanned from inside a started environment by
+:class:`ScanAgent`, which tars the usual work directories back to the host.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import re
+import shlex
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, override
+
+from harbor.agents.base import BaseAgent
+from harbor.environments.base import BaseEnvironment
+from harbor.models.agent.context import AgentContext
+from pydantic import BaseModel
+
+MIN_LINE = 12
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_FINDINGS = 50
+
+#: Lines too common to say anything about where a file came from.
+BOILERPLATE = {
+    "set -e", "set -eu", "set -euo pipefail", "set -euxo pipefail", "set -x", "cd /app",
+    "mkdir -p /logs/verifier", "import os", "import sys", "import json", "import re",
+    "from pathlib import Path", "if __name__ == \"__main__\":", "if __name__ == '__main__':",
+    "import subprocess", "import pytest", "main()", "raise SystemExit(main())", "sys.exit(main())",
+}
+
+#: Names of test programs too generic to mean "this is the task's test".
+GENERIC_NAMES = {"test.sh", "run.sh", "__init__.py", "conftest.py", "requirements.txt", "setup.py", "pyproject.toml", "Makefile", "README.md"}
+ANSWER_NAME = re.compile(r"(expected|answer|golden|truth|label|solution|reference|oracle)", re.I)
+ANSWER_VAR = re.compile(r"(expect|answer|truth|gold|reference|correct|want)", re.I)
+
+#: Image paths that are the base system or installed packages, never the task's own files.
+SKIP_DIRS = re.compile(
+    r"(^|/)(site-packages|dist-packages|__pycache__|node_modules|\.cache|\.npm|\.cargo|\.rustup)(/|$)"
+    r"|^(usr/share|usr/lib|usr/include|var/lib|var/cache|var/log|proc|sys|dev|tmp/\.autoenv-shims)(/|$)"
+)
+
+LeakKind = Literal[
+    "solution_in_image", "tests_in_image", "test_program_in_image", "answers_in_image",
+    "harbor_dir_in_image", "answer_in_instruction", "solution_in_instruction",
+]
+
+
+class LeakFinding(BaseModel):
+    kind: LeakKind
+    where: str
+    source: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.where} <- {self.source} ({self.detail})"
+
+
+def normalize(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _is_text(data: bytes) -> bool:
+    if b"\0" in data[:8192]:
+        return False
+    try:
+        data[:8192].decode("utf-8")
+    except UnicodeDecodeError as exc:  # a multibyte char cut at the sample edge is fine
+        return exc.start > 8180
+    return True
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace") if _is_text(data) else None
+
+
+def signature(text: str) -> set[str]:
+    """Lines that identify a file: long enough, not boilerplate, not a shebang or fence."""
+    out = set()
+    for raw in text.splitlines():
+        line = normalize(raw)
+        if len(line) < MIN_LINE or line in BOILERPLATE or line.startswith(("#!", "```")):
+            continue
+        out.add(line)
+    return out
+
+
+@dataclass
+class Source:
+    """One secret file of the task (a solution or test file)."""
+
+    rel: str
+    role: Literal["solution", "tests"]
+    lines: set[str]
+    test_program: bool = False
+    answers: bool = False
+
+
+@dataclass
+class Secrets:
+    """What must not reach the agent, extracted once per task."""
+
+    sources: list[Source] = field(default_factory=list)
+    test_program_names: set[str] = field(default_factory=set)
+    answer_literals: dict[str, str] = field(default_factory=dict)  # literal text -> tests file it came from
+    answer_lines: dict[str, str] = field(default_factory=dict)
+    solution_lines: set[str] = field(default_factory=set)
+    public_text: str = ""
+
+
+def _walk_files(root: Path):
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in {"__pycache__", ".autoenv", ".git"})
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+# -- answer literals ----------------------------------------------------------------
+
+
+#: Integers an instruction states as part of the spec far more often than as a
+#: leaked result: HTTP status codes, well-known ports and sizes, years.
+SPEC_NUMBERS = (
+    set(range(100, 104)) | set(range(200, 209)) | set(range(300, 309)) | set(range(400, 452)) | set(range(500, 512))
+    | {443, 1000, 1024, 2048, 3000, 4096, 5000, 5432, 6379, 8000, 8080, 8443, 8888, 9000, 9090, 10000, 65535, 1000000}
+    | set(range(1970, 2101))
+)
+
+
+def _number_is_answer(value: float) -> bool:
+    if isinstance(value, bool) or not math.isfinite(value):
+        return False
+    if float(value).is_integer():
+        return abs(value) >= 100 and int(abs(value)) not in SPEC_NUMBERS
+    digits = re.sub(r"[^0-9]", "", repr(float(value)).lstrip("-0.").split("e")[0])
+    return len(digits) >= 3
+
+
+def _string_is_answer(value: str) -> bool:
+    value = value.strip()
+    return len(value) >= 6 and sum(c.isdigit() for c in value) >= 2 and "\n" not in value and not value.startswith("/")
+
+
+def _literal_forms(value: object) -> list[str]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [str(value), f"{value:,}"] if _number_is_answer(value) else []
+    if isinstance(value, float):
+        if not _number_is_answer(value):
+            return []
+        if value.is_integer():
+            return [str(int(value)), repr(value)]
+        return [repr(value)]
+    if isinstance(value, str):
+        text = value.strip()
+        if _string_is_answer(text):
+            return [text]
+        try:
+            number = float(text)
+        except ValueError:
+            return []
+        return [text] if _number_is_answer(number) else []
+    return []
+
+
+def _constants(node: ast.AST) -> list[object]:
+    """Constant leaves of an expression: literals, containers of them, approx(x)/float('x')."""
+    out: list[object] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, (int, float, str)):
+            out.append(sub.value)
+        elif isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.USub) and isinstance(sub.operand, ast.Constant) and isinstance(sub.operand.value, (int, float)):
+            out.append(-sub.operand.value)
+    return out
+
+
+def python_answer_literals(source: str) -> list[object]:
+    """Values a Python test compares outputs to with equality (thresholds in < or >= are not answers)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    out: list[object] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Eq, ast.In, ast.Is)) for op in node.ops):
+            for operand in [node.left, *node.comparators]:
+                if isinstance(operand, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp, ast.Call)):
+                    out.extend(_constants(operand))
+        elif isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in {"assertEqual", "assertAlmostEqual", "assertIn", "assertListEqual", "assertDictEqual", "approx", "isclose"}:
+                for arg in node.args:
+                    out.extend(_constants(arg))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and ANSWER_VAR.search(t.id) for t in targets) and node.value is not None:
+                out.extend(_constants(node.value))
+    return out
+
+
+_SH_COMPARE = re.compile(r"""(?:==?|!=|-eq|-ne)\s+(?:"([^"$`\\]*)"|'([^']*)'|([^\s\]\);|&]+))""")
+_SH_GREP = re.compile(r"""\bgrep\s+(?:-[A-Za-z]+\s+)*(?:"([^"$`\\]*)"|'([^']*)'|([^\s;|&-][^\s;|&]*))""")
+
+
+def shell_answer_literals(source: str) -> list[str]:
+    """Values a shell verifier compares outputs to (``= "4821"``, ``-eq 12``, ``grep -q 'x'``)."""
+    out: list[str] = []
+    for pattern in (_SH_COMPARE, _SH_GREP):
+        for match in pattern.finditer(source):
+            value = next((g for g in match.groups() if g is not None), "")
+            if value and not value.startswith("$"):
+                out.append(value)
+    return out
+
+
+# -- building the secrets -----------------------------------------------------------
+
+
+def task_secrets(task_dir: Path) -> Secrets:
+    secrets = Secrets()
+    env_dir = task_dir / "environment"
+    public = []
+    if env_dir.is_dir():
+        for path in _walk_files(env_dir):
+            if path.name == "Dockerfile":
+                continue  # a RUN echo of the answer is exactly what must not hide the leak
+            text = read_text(path)
+            if text:
+                public.append(text)
+    secrets.public_text = "\n".join(public)
+
+    solution_dir = task_dir / "solution"
+    if solution_dir.is_dir():
+        for path in _walk_files(solution_dir):
+            text = read_text(path)
+            if text is None:
+                continue
+            lines = signature(text)
+            secrets.solution_lines |= lines
+            secrets.sources.append(Source(rel=path.relative_to(task_dir).as_posix(), role="solution", lines=lines))
+
+    tests_dir = task_dir / "tests"
+    if tests_dir.is_dir():
+        for path in _walk_files(tests_dir):
+            text = read_text(path)
+            if text is None:
+                continue
+            rel = path.relative_to(task_dir).as_posix()
+            is_code = path.suffix in {".py", ".sh", ".bash", ""} and not ANSWER_NAME.search(path.name)
+            answers = not is_code and bool(ANSWER_NAME.search(path.name))
+            source = Source(rel=rel, role="tests", lines=signature(text), test_program=is_code, answers=answers)
+            secrets.sources.append(source)
+            if is_code and path.name not in GENERIC_NAMES:
+                secrets.test_program_names.add(path.name)
+            literals: list[object] = []
+            if path.suffix == ".py":
+                literals = python_answer_literals(text)
+            elif path.suffix in {".sh", ".bash", ""}:
+                literals = list(shell_answer_literals(text))
+            elif answers:
+                for line in text.splitlines()[1:]:
+                    line = line.strip()
+                    if len(line) >= 8 and any(c.isdigit() for c in line):
+                        secrets.answer_lines.setdefault(line, rel)
+            for value in literals:
+                for form in _literal_forms(value):
+                    secrets.answer_literals.setdefault(form, rel)
+    return secrets
+
+
+def _token_in(text: str, token: str) -> bool:
+    if not token:
+        return False
+    if token[0].isalnum() and token[-1].isalnum():
+        return re.search(rf"(?<![\w.]){re.escape(token)}(?![\w]|\.\d)", text) is not None
+    return token in text
+
+
+# -- scanning -----------------------------------------------------------------------
+
+
+def scan_instruction(task_dir: Path, secrets: Secrets | None = None) -> list[LeakFinding]:
+    """Expected answers or most of the solution's code written into instruction.md."""
+    secrets = secrets or task_secrets(task_dir)
+    path = task_dir / "instruction.md"
+    instruction = path.read_text(errors="replace") if path.is_file() else ""
+    findings: list[LeakFinding] = []
+    for literal, source in secrets.answer_literals.items():
+        if _token_in(instruction, literal) and not _token_in(secrets.public_text, literal):
+            findings.append(LeakFinding(kind="answer_in_instruction", where="instruction.md", source=source,
+                                        detail=f"the tests expect {literal!r} and the instruction states it"))
+    for line, source in secrets.answer_lines.items():
+        if line in instruction and line not in secrets.public_text:
+            findings.append(LeakFinding(kind="answer_in_instruction", where="instruction.md", source=source,
+                                        detail=f"expected-output row {line[:80]!r} is in the instruction"))
+    instruction_lines = {normalize(line) for line in instruction.splitlines()}
+    for src in secrets.sources:
+        if src.role != "solution" or len(src.lines) < 2:
+            continue
+        shared = src.lines & instruction_lines
+        if len(shared) >= max(2, math.ceil(0.5 * len(src.lines))):
+            findings.append(LeakFinding(kind="solution_in_instruction", where="instruction.md", source=src.rel,
+                                        detail=f"{len(shared)}/{len(src.lines)} distinctive lines of the solution, e.g. {sorted(shared)[0][:80]!r}"))
+    return findings
+
+
+def scan_tree(root: Path, secrets: Secrets, *, skip: re.Pattern[str] | None = SKIP_DIRS) -> list[LeakFinding]:
+    """Scan a directory standing for the image's ``/`` (a built layer, or files copied out of a container)."""
+    findings: list[LeakFinding] = []
+    root = Path(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir
+        if skip is not None:
+            dirnames[:] = sorted(d for d in dirnames if not skip.search(f"{rel_dir}/{d}".lstrip("/")))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            image_path = "/" + f"{rel_dir}/{name}".lstrip("/")
+            if not path.is_file() or path.is_symlink():
+                continue  # overlay whiteouts are character devices; links point elsewhere
+            top = image_path.split("/")[1]
+            if top in {"tests", "solution"}:
+                findings.append(LeakFinding(kind="harbor_dir_in_image", where=image_path, source=f"{top}/",
+                                            detail=f"/{top} is where Harbor puts the {'tests' if top == 'tests' else 'reference solution'}; the agent can read it"))
+                continue
+            if name in secrets.test_program_names:
+                findings.append(LeakFinding(kind="test_program_in_image", where=image_path, source=f"tests/{name}",
+                                            detail="a file with the name of one of the task's test programs"))
+                continue
+            text = read_text(path)
+            if text is None:
+                continue
+            lines = {normalize(line) for line in text.splitlines()}
+            for src in secrets.sources:
+                if len(src.lines) < 2 or (src.role == "tests" and not (src.test_program or src.answers)):
+                    continue
+                if src.lines <= lines:
+                    kind = "solution_in_image" if src.role == "solution" else ("answers_in_image" if src.answers else "tests_in_image")
+                    findings.append(LeakFinding(kind=kind, where=image_path, source=src.rel,
+                                                detail=f"contains all {len(src.lines)} distinctive lines of {src.rel}"))
+            if len(findings) >= MAX_FINDINGS:
+                return findings
+    return findings
+
+
+# -- scanning other backends from inside ----------------------------------------------
+
+SCAN_ROOTS = ("/app", "/root", "/home", "/opt", "/srv", "/workspace", "/data", "/tests", "/solution", "/usr/local/bin", "/var/www", "/tmp")
+SCAN_ARCHIVE = "/tmp/.autoenv-leak-scan.tgz"
+
+
+class ScanAgent(BaseAgent):
+    """Copies the environment's work directories back to the host for :func:`scan_tree`.
+
+    Used on backends where autoenv cannot read the built image directly
+    (docker, modal, ...). It runs in the agent phase, so it sees exactly what
+    an agent would, before the verifier uploads the tests. Files over 2 MB,
+    hidden and package directories are left out, at most 20000 files.
+    ``roots`` (comma-separated) replaces the default directories.
+    """
+
+    def __init__(self, *args, roots: str | list[str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        items = roots.split(",") if isinstance(roots, str) else (roots or SCAN_ROOTS)
+        self.roots = [r.strip() for r in items if r.strip().startswith("/")]
+
+    @staticmethod
+    @override
+    def name() -> str:
+        return "autoenv-leak-scan"
+
+    @override
+    def version(self) -> str:
+        return "1"
+
+    @override
+    async def setup(self, environment: BaseEnvironment) -> None:
+        return
+
+    @override
+    async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
+        roots = " ".join(shlex.quote(r) for r in self.roots)
+        command = (
+            f"cd / && for d in {roots}; do [ -e \"$d\" ] && echo \"$d\"; done > /tmp/.autoenv-scan-roots; "
+            "find $(cat /tmp/.autoenv-scan-roots) -xdev -type d \\( -name '.?*' -o -name site-packages -o -name dist-packages "
+            "-o -name node_modules -o -name __pycache__ -o -path '*/lib/python*' \\) -prune "
+            f"-o -type f -size -{MAX_FILE_BYTES // 1024}k ! -name '.autoenv-*' -print 2>/dev/null"
+            f" | head -n 20000 > /tmp/.autoenv-scan-list; tar -czf {SCAN_ARCHIVE} -T /tmp/.autoenv-scan-list 2>/dev/null; ls -l {SCAN_ARCHIVE}"
+        )
+        result = await environment.exec(command=command, user="root", timeout_sec=300)
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        target = self.logs_dir / "scan.tgz"
+        await environment.download_file(SCAN_ARCHIVE, target)
+        extracted = self.logs_dir / "fs"
+        with tarfile.open(target) as tf:
+            tf.extractall(extracted, filter="data")
+        (self.logs_dir / "scan.log").write_text(result.stdout + result.stderr)
+        context.metadata = {"n_turns": 1}
+
+
+def scan_extracted(trial_dir: Path, secrets: Secrets) -> list[LeakFinding]:
+    """Findings from a :class:`ScanAgent` trial's copy of the environment."""
+    root = Path(trial_dir) / "agent" / "fs"
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: the leak-scan agent copied nothing back")
+    return scan_tree(root, secrets, skip=re.compile(r"(^|/)(__pycache__|site-packages|dist-packages)(/|$)"))
+
+
+__all__ = ["LeakFinding", "Secrets", "ScanAgent", "scan_extracted", "scan_instruction", "scan_tree", "task_secrets"]

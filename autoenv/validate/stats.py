@@ -1,0 +1,31 @@
+"""Confidence intervals for pass rates measured from a handful of rollouts.
+
+Calibration decides from K of 8-64 rollouts whether a task sits in the band
+where RL learns anything. A normal-approximation interval is useless there
+(it collapses to zero width at 0/K and K/K and leaves [0, 1]); the Wilson
+score interval stays inside [0, 1] and keeps honest width at the extremes.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: Two-sided 95% normal quantile.
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for ``successes`` out of ``trials`` (``(0, 1)`` when ``trials`` is 0)."""
+    if trials < 0 or successes < 0 or successes > trials:
+        raise ValueError(f"need 0 <= successes <= trials, got {successes}/{trials}")
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    z2 = z * z
+    denom = 1 + z2 / trials
+    centre = (p + z2 / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denom
+    # clamp float noise: at 0/K the lower bound is exactly 0, at K/K the upper is 1
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return low, high

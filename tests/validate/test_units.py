@@ -1,0 +1,277 @@
+"""Fast tests of the pure parts: statistics, specs, records, reward, leak and cheat heuristics."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from autoenv.agents.adversary import CHEAT_FAMILIES, cheat_script, mentioned_commands, mentioned_paths
+from autoenv.agents.coin import coin_flip
+from autoenv.trials.runner import TrialOutcome
+from autoenv.validate import cache
+from autoenv.validate.calibration import CalibrationReport, CalibrationSettings, judge, parse_band, parse_solver_spec
+from autoenv.validate.checks import CHECK_ORDER, CheckResult, check_deterministic, check_nop, check_timeouts
+from autoenv.validate.leakage import python_answer_literals, scan_instruction, scan_tree, shell_answer_literals, task_secrets
+from autoenv.validate.reward import ACCEPTED_REWARD, VALID_REWARD, proposer_reward
+from autoenv.validate.stats import wilson_interval
+from autoenv.validate.validation import ValidationReport, ValidationSettings
+
+HERE = Path(__file__).parent
+GOOD = HERE / "good" / "sum-numbers"
+FLAWED = HERE / "flawed"
+
+
+# -- statistics ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "k,n,low,high",
+    [  # Newcombe (1998), Table I, Wilson score method
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+        (15, 15, 0.7961, 1.0),
+    ],
+)
+def test_wilson_matches_published_values(k, n, low, high):
+    lo, hi = wilson_interval(k, n)
+    assert lo == pytest.approx(low, abs=1e-4) and hi == pytest.approx(high, abs=1e-4)
+
+
+def test_wilson_edges():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+
+
+def test_coin_is_seeded_and_fair():
+    assert [coin_flip(0.5, s) for s in range(20)] == [coin_flip(0.5, s) for s in range(20)]
+    assert coin_flip(0.0, 1) is False and coin_flip(1.0, 1) is True
+    rate = sum(coin_flip(0.3, s) for s in range(4000)) / 4000
+    assert rate == pytest.approx(0.3, abs=0.03)
+
+
+# -- solver specs and bands ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec,agent,kwargs",
+    [
+        ("oracle", "oracle", {}),
+        ("nop", "nop", {}),
+        ("coin:p=0.5", "autoenv.agents.coin:CoinOracleAgent", {"p": 0.5}),
+        ("coin:p=0.25,seed=7", "autoenv.agents.coin:CoinOracleAgent", {"p": 0.25, "seed": 7}),
+        ("terminal:policy=scripted,success_rate=0.5", "terminal", {"policy": "scripted", "success_rate": 0.5}),
+        ("my.mod:Solver", "my.mod:Solver", {}),
+        ("my.mod:Solver:temperature=0.7,greedy=true", "my.mod:Solver", {"temperature": 0.7, "greedy": True}),
+    ],
+)
+def test_parse_solver_spec(spec, agent, kwargs):
+    parsed = parse_solver_spec(spec)
+    assert parsed.agent == agent and parsed.kwargs == kwargs
+
+
+@pytest.mark.parametrize("spec", ["", ":p=1", "coin:p", "bad name!"])
+def test_parse_solver_spec_rejects(spec):
+    with pytest.raises(ValueError):
+        parse_solver_spec(spec)
+
+
+def test_parse_band():
+    assert parse_band(None) is None and parse_band("0.2,0.8") == (0.2, 0.8)
+    for bad in ("0.8,0.2", "1", "a,b", "0,1.5"):
+        with pytest.raises(ValueError):
+            parse_band(bad)
+
+
+def test_judge_default_band_needs_variance():
+    assert judge(0, 8, None)[0] is False and "too hard" in judge(0, 8, None)[1]
+    assert judge(8, 8, None)[0] is False and "too easy" in judge(8, 8, None)[1]
+    assert judge(3, 8, None)[0] is True
+    assert judge(3, 8, (0.5, 0.9))[0] is False and judge(5, 8, (0.5, 0.9))[0] is True
+    assert judge(0, 0, None)[0] is False
+
+
+# -- records ------------------------------------------------------------------------
+
+
+def _copy(src: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(src, tmp_path / src.name))
+
+
+def _validation(valid: bool, content_hash: str = "h") -> ValidationReport:
+    checks = [CheckResult(name=n, passed=valid or n != "oracle", summary="s") for n in CHECK_ORDER]
+    return ValidationReport(task="t", task_name="t", content_hash=content_hash, settings=ValidationSettings(), valid=valid,
+                            checks=checks, started_at=datetime.now(timezone.utc), duration_sec=1.0)
+
+
+def _calibration(passes: int, n: int, accepted: bool, band=None, content_hash: str = "h") -> CalibrationReport:
+    return CalibrationReport(task="t", task_name="t", content_hash=content_hash,
+                             settings=CalibrationSettings(solver="coin:p=0.5", rollouts=n, band=band), n=n, passes=passes,
+                             pass_rate=passes / n if n else None, ci_low=0, ci_high=1, mean_reward=None, mean_turns=None,
+                             accepted=accepted, verdict="v", rollouts=[], started_at=datetime.now(timezone.utc), duration_sec=1.0)
+
+
+def test_content_hash_ignores_records_and_sees_every_edit(tmp_path):
+    task = _copy(GOOD, tmp_path)
+    first = cache.task_content_hash(task)
+    cache.save_record(task, "validation", "k", _validation(True, first))
+    (task / "__pycache__").mkdir()
+    (task / "__pycache__" / "x.pyc").write_bytes(b"x")
+    assert cache.task_content_hash(task) == first
+    (task / "tests" / "test.sh").write_text((task / "tests" / "test.sh").read_text() + "\n")
+    assert cache.task_content_hash(task) != first
+
+
+def test_records_round_trip_by_key_and_hash_and_reach_store_hooks(tmp_path):
+    task = _copy(GOOD, tmp_path)
+    seen = []
+
+    def hook(kind, task_dir, record):
+        seen.append((kind, task_dir, record.valid))
+
+    cache.register_store_hook(hook)
+    try:
+        report = _validation(True, cache.task_content_hash(task))
+        path = cache.save_record(task, "validation", "env=local", report)
+    finally:
+        cache.unregister_store_hook(hook)
+    assert path == task / ".autoenv" / "validation.json"
+    assert json.loads(path.read_text())["kind"] == "validation"
+    assert seen == [("validation", task, True)]
+    assert cache.load_record(task, "validation", "env=local", report.content_hash, ValidationReport).valid
+    assert cache.load_record(task, "validation", "env=docker", report.content_hash, ValidationReport) is None
+    assert cache.load_record(task, "validation", "env=local", "other-hash", ValidationReport) is None
+
+
+def test_broken_record_file_is_ignored_not_fatal(tmp_path):
+    task = _copy(GOOD, tmp_path)
+    (task / ".autoenv").mkdir()
+    (task / ".autoenv" / "validation.json").write_text("{not json")
+    assert cache.load_record(task, "validation", "k", "h", ValidationReport) is None
+
+
+# -- proposer reward ---------------------------------------------------------------------
+
+
+def test_proposer_reward_table():
+    assert proposer_reward(None, None) == 0.0
+    assert proposer_reward(_validation(False), _calibration(4, 8, True)) == 0.0
+    assert proposer_reward(_validation(True), None) == VALID_REWARD
+    assert proposer_reward(_validation(True), _calibration(4, 8, True)) == ACCEPTED_REWARD
+    # default band rejects only p in {0, 1}: exactly the validity reward
+    assert proposer_reward(_validation(True), _calibration(0, 8, False)) == pytest.approx(VALID_REWARD)
+    assert proposer_reward(_validation(True), _calibration(8, 8, False)) == pytest.approx(VALID_REWARD)
+    # a narrower band: closer to p = 0.5 earns more, never as much as acceptance
+    near = proposer_reward(_validation(True), _calibration(2, 8, False, band=(0.3, 0.7)))
+    far = proposer_reward(_validation(True), _calibration(1, 8, False, band=(0.3, 0.7)))
+    assert VALID_REWARD < far < near < ACCEPTED_REWARD
+
+
+def test_proposer_reward_refuses_mismatched_content():
+    with pytest.raises(ValueError, match="different task content"):
+        proposer_reward(_validation(True, "aaa"), _calibration(4, 8, True, content_hash="bbb"))
+
+
+# -- pure checks -----------------------------------------------------------------------
+
+
+def _outcome(reward, error=None, agent_sec=0.5) -> TrialOutcome:
+    return TrialOutcome(task="t", agent="oracle", environment="local", reward=reward, error=error, trial_dir="", duration_sec=1.0, agent_sec=agent_sec)
+
+
+def test_check_deterministic_and_nop():
+    assert check_deterministic([_outcome(1.0), _outcome(1.0)]).passed
+    flaky = check_deterministic([_outcome(1.0), _outcome(0.0)])
+    assert flaky.passed is False and "not deterministic" in flaky.feedback
+    assert check_nop(_outcome(0.0)).passed
+    assert check_nop(_outcome(1.0)).passed is False
+    missing = check_nop(_outcome(None, error="reward_missing"))
+    assert missing.passed is False and "must always write" in missing.feedback
+
+
+def test_check_timeouts_margin():
+    assert check_timeouts([_outcome(1.0, agent_sec=10)], agent_timeout_sec=60, verifier_timeout_sec=None).passed
+    slow = check_timeouts([_outcome(1.0, agent_sec=40)], agent_timeout_sec=60, verifier_timeout_sec=None)
+    assert slow.passed is False and "40.0s" in slow.feedback
+    timed_out = check_timeouts([_outcome(None, error="agent_timeout", agent_sec=60)], agent_timeout_sec=60, verifier_timeout_sec=None)
+    assert timed_out.passed is False
+
+
+# -- leakage heuristics ----------------------------------------------------------------
+
+
+def test_answer_literals_are_equality_targets_not_thresholds():
+    source = "EXPECTED_TOTAL = 48213\ndef test_x():\n    assert total() == 3.1416\n    assert acc >= 0.875\n    assert name == 'hello'\n    assert code == 404\n"
+    literals = python_answer_literals(source)
+    assert 48213 in literals and 3.1416 in literals and 0.875 not in literals
+    assert shell_answer_literals('[ "$(cat /app/out)" = "4821" ] && grep -q \'total: 77\' f') == ["4821", "total: 77"]
+
+
+def test_good_task_has_no_leaks_and_flawed_instruction_does(tmp_path):
+    assert scan_instruction(GOOD) == []
+    leak = scan_instruction(FLAWED / "answer-in-instruction")
+    assert [f.kind for f in leak] == ["answer_in_instruction"] and "5004" in leak[0].detail
+    assert [f.kind for f in scan_instruction(FLAWED / "solution-in-instruction")] == ["solution_in_instruction"]
+
+
+def test_scan_tree_finds_copies_by_content_and_name_but_not_shared_starter_lines(tmp_path):
+    secrets = task_secrets(FLAWED / "tests-in-image")
+    root = tmp_path / "layer"
+    (root / "app").mkdir(parents=True)
+    (root / "srv").mkdir()
+    (root / "tests").mkdir()
+    (root / "app" / "check_sum.py").write_text("anything")
+    (root / "srv" / "renamed.py").write_text((FLAWED / "tests-in-image" / "tests" / "check_sum.py").read_text())
+    (root / "tests" / "x").write_text("")
+    # a starter file that shares some, but not all, distinctive solution lines is not a leak
+    good_secrets = task_secrets(GOOD)
+    (root / "app" / "starter.py").write_text('numbers = [int(line) for line in Path("/app/numbers.txt").read_text().split()]\n')
+    kinds = {(f.kind, f.where) for f in scan_tree(root, secrets)}
+    assert ("test_program_in_image", "/app/check_sum.py") in kinds
+    assert ("tests_in_image", "/srv/renamed.py") in kinds
+    assert ("harbor_dir_in_image", "/tests/x") in kinds
+    assert not [f for f in scan_tree(root, good_secrets) if f.where == "/app/starter.py"]
+
+
+# -- adversary heuristics ----------------------------------------------------------------
+
+
+def test_adversary_targets_outputs_and_programs_from_the_instruction():
+    text = "Write `/app/out/report.json` using /app/tool.py, then run `logstats /app/access.log --top 3`. Don't touch /etc/hosts or /logs/x."
+    assert mentioned_paths(text) == ["/app/out/report.json", "/app/tool.py", "/app/access.log"]
+    assert mentioned_commands(text) == ["logstats"]
+    assert mentioned_paths("Install /usr/local/bin/sumnums; see /library/notes.txt and /usr/share/x.") == ["/usr/local/bin/sumnums", "/library/notes.txt"]
+    assert mentioned_commands("the field `weighted_mean` and `sigma = sqrt(x)`") == []
+    script = cheat_script(text)
+    assert "empty_output /app/out/report.json" in script and "exit0_stub /app/tool.py" in script
+    assert "/tmp/.reward-loop.sh" in script and "chattr" not in script
+    assert "reward-loop" not in cheat_script(text, ["tests", "outputs"])
+    with pytest.raises(ValueError):
+        cheat_script(text, ["nonsense"])
+    assert set(CHEAT_FAMILIES) == {"reward", "tests", "outputs"}
+
+
+def test_store_hook_writes_verdicts_into_the_real_store(tmp_path):
+    from autoenv.store.db import Store
+
+    task = _copy(GOOD, tmp_path)
+    content_hash = cache.task_content_hash(task)
+    store = Store(tmp_path / "store.db")
+    hook = cache.store_hook(store)
+    cache.register_store_hook(hook)
+    try:
+        cache.save_record(task, "validation", "k", _validation(True, content_hash))
+        assert store.task(content_hash)["proposer_reward"] == pytest.approx(VALID_REWARD)
+        cache.save_record(task, "calibration", "k", _calibration(3, 8, True, content_hash=content_hash))
+    finally:
+        cache.unregister_store_hook(hook)
+        store.close()
+    row = Store(tmp_path / "store.db").task(content_hash)
+    assert row["valid"] and row["calibrated"] and row["pass_rate"] == pytest.approx(3 / 8)
+    assert row["proposer_reward"] == ACCEPTED_REWARD and row["validation"]["valid"] is True
