@@ -171,3 +171,30 @@ def test_sandbox_dies_with_a_killed_autoenv(tmp_path):
     while Path(f"/proc/{pid1}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not Path(f"/proc/{pid1}").exists(), "sandbox init survived its parent"
+
+
+def test_task_root_is_not_root_over_the_sandbox(make_task, trials_dir):
+    """Docker's default capabilities: no mount/umount of the masks, no host disks, private /dev/shm."""
+    marker = f"shm-{uuid.uuid4().hex[:8]}"
+    Path(f"/dev/shm/{marker}").write_text("host")
+    try:
+        probe = f"""#!/bin/bash
+{{
+  mount -t tmpfs tmpfs /mnt 2>/dev/null && echo "mount=yes" || echo "mount=no"
+  echo "disks=$(ls /dev | grep -cE '^(vd|sd|nvme|xvd)')"
+  test -e /dev/shm/{marker} && echo "shm=shared" || echo "shm=private"
+  echo "nobody=$(su -s /bin/sh nobody -c 'id -u' 2>/dev/null || setpriv --reuid=65534 --regid=65534 --clear-groups id -u)"
+}} > /app/caps.txt
+echo hello > /app/out.txt
+"""
+        task = make_task("caps", solve=probe,
+                         test_sh="#!/bin/bash\nmkdir -p /logs/verifier\ncp /app/caps.txt /logs/verifier/caps.txt\necho 1 > /logs/verifier/reward.txt\n")
+        outcome = run_trial(task, "oracle", trials_dir=trials_dir)
+        assert outcome.reward == 1.0, outcome
+        seen = dict(line.split("=", 1) for line in (Path(outcome.trial_dir) / "verifier" / "caps.txt").read_text().splitlines())
+        assert seen["mount"] == "no"
+        assert seen["disks"] == "0"
+        assert seen["shm"] == "private"
+        assert seen["nobody"] == "65534"
+    finally:
+        Path(f"/dev/shm/{marker}").unlink(missing_ok=True)

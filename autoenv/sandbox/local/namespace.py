@@ -46,6 +46,12 @@ BASE_ENV = {
 }
 
 
+#: The capabilities Docker grants a container by default (everything else is dropped).
+DOCKER_CAPS = "-all," + ",".join(f"+{c}" for c in (
+    "chown", "dac_override", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap", "net_bind_service",
+    "net_raw", "sys_chroot", "mknod", "audit_write", "setfcap"))
+
+
 class SandboxError(RuntimeError):
     """The sandbox could not be created or has died."""
 
@@ -135,6 +141,21 @@ class Sandbox:
         """The host path through which the sandbox's ``path`` is reachable."""
         return Path(f"/proc/{self.pid}/root") / path.lstrip("/")
 
+    @staticmethod
+    def _dev_lines(merged: Path) -> list[str]:
+        """A minimal /dev like a container's: no host disks, a private /dev/shm and ptys."""
+        dev = shlex.quote(str(merged / "dev"))
+        lines = [f"mount -t tmpfs -o mode=755,nosuid tmpfs {dev}"]
+        for node in ("null", "zero", "full", "random", "urandom", "tty"):
+            lines.append(f"touch {dev}/{node} && mount --bind /dev/{node} {dev}/{node}")
+        lines += [
+            f"mkdir -p {dev}/pts {dev}/shm",
+            f"mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts {dev}/pts 2>/dev/null && ln -sf pts/ptmx {dev}/ptmx || true",
+            f"mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs {dev}/shm",
+            f"ln -s /proc/self/fd {dev}/fd; ln -s /proc/self/fd/0 {dev}/stdin; ln -s /proc/self/fd/1 {dev}/stdout; ln -s /proc/self/fd/2 {dev}/stderr",
+        ]
+        return lines
+
     def _setup_script(self) -> str:
         merged = self.root / "merged"
         q = shlex.quote
@@ -152,7 +173,7 @@ class Sandbox:
         lines += [
             f"mount -t overlay overlay -o lowerdir={q(lower)},upperdir={q(str(self.upper_dir))},workdir={q(str(self.root / 'work'))} {q(str(merged))}",
             f"mount -t proc proc {q(str(merged / 'proc'))}",
-            f"mount --rbind /dev {q(str(merged / 'dev'))}",
+            *self._dev_lines(merged),
             # a fresh sysfs shows the sandbox's own network namespace
             (f"mount --rbind /sys {q(str(merged / 'sys'))} || true" if self.network
              else f"mount -t sysfs sysfs {q(str(merged / 'sys'))} || mount --rbind /sys {q(str(merged / 'sys'))} || true"),
@@ -242,12 +263,16 @@ class Sandbox:
         if not self.network:
             argv.append("-n")
         run = [shell, "-c", command] if isinstance(command, str) else list(command)
-        if user not in (None, "root", 0, "0"):
-            if isinstance(user, int) or str(user).isdigit():
-                run = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *run]
-            else:
-                # the user exists only in the sandbox's /etc/passwd: resolve there
-                run = ["/bin/sh", "-c", 'exec setpriv --reuid="$0" --regid="$(id -g "$0")" --init-groups "$@"', str(user), *run]
+        # Docker's default capability set: root in the task is not root over
+        # the sandbox (no mount/umount of the masks, no ptrace, no raw devices).
+        caps = ["--bounding-set", DOCKER_CAPS]
+        if user in (None, "root", 0, "0"):
+            run = ["setpriv", *caps, *run]
+        elif isinstance(user, int) or str(user).isdigit():
+            run = ["setpriv", *caps, f"--reuid={user}", f"--regid={user}", "--clear-groups", *run]
+        else:
+            # the user exists only in the sandbox's /etc/passwd: resolve there
+            run = ["/bin/sh", "-c", 'u="$0" a="$1" b="$2"; shift 2; exec setpriv "$a" "$b" --reuid="$u" --regid="$(id -g "$u")" --init-groups "$@"', str(user), *caps, *run]
         wd = cwd or "/"
         # cd inside the sandbox (after nsenter -r) so relative paths and a
         # missing directory behave as in `docker exec -w`.

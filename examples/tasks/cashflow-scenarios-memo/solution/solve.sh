@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+python3 "$(dirname "$0")/solve.py"
