@@ -236,19 +236,19 @@ def test_nothing_listening_at_the_base_url(hello_task, trials_dir, closed_port_u
         hello_task, "terminal", model=MODEL, trials_dir=trials_dir,
         agent_kwargs={"policy": "openai", "base_url": closed_port_url, "retry_base_sec": 0.01},
     )
-    _assert_recorded_error(outcome, "PolicyConnectionError", "cannot reach an OpenAI-compatible endpoint")
+    _assert_recorded_error(outcome, "policy_unreachable", "cannot reach an OpenAI-compatible endpoint")
 
 
 def test_openai_policy_without_a_model(hello_task, trials_dir, api_key):
     outcome = run_trial(hello_task, "terminal", trials_dir=trials_dir, agent_kwargs={"policy": "openai", "base_url": "http://127.0.0.1:9/v1"})
-    _assert_recorded_error(outcome, "PolicyConfigError", "needs a model name")
+    _assert_recorded_error(outcome, "policy_config", "needs a model name")
 
 
 def test_bad_api_key(hello_task, trials_dir, replay, monkeypatch):
     server = replay("hello_tools.json", api_key="sk-right")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
     outcome = replayed(hello_task, trials_dir, server)
-    _assert_recorded_error(outcome, "PolicyAuthError", "rejected the API key (HTTP 401")
+    _assert_recorded_error(outcome, "policy_auth", "rejected the API key (HTTP 401")
     assert server.served == 0
 
 
