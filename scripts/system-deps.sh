@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Debian packages the tests use: Chromium for the report screenshot and web tasks,
-# LibreOffice to recompute spreadsheet formulas. Skipped when present or not root.
+# LibreOffice to recompute spreadsheet formulas, curl for the web task's sandbox
+# (the local backend's `apt-get install curl` only passes where the host has it).
+# Skipped when present or not root.
 set -uo pipefail
 want=()
 command -v chromium >/dev/null 2>&1 || want+=(chromium)
 command -v soffice >/dev/null 2>&1 || want+=(libreoffice-calc-nogui)
+command -v curl >/dev/null 2>&1 || want+=(curl)
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "system-deps: missing ${want[*]} (install them with your package manager); tests that need them will be skipped" >&2
