@@ -20,6 +20,7 @@ from typing import Any
 from autoenv.store.db import Store
 from autoenv.train.grpo import group_advantages
 from autoenv.trials.runner import TrialOutcome, arun_trial
+from autoenv.validate.calibration import parse_solver_spec
 
 
 @dataclass
@@ -30,31 +31,13 @@ class SolverSpec:
     kwargs: dict[str, Any] = field(default_factory=lambda: {"policy": "scripted"})
     model: str | None = None
     env: str = "local"
+    seeded: bool = True
 
     @classmethod
     def parse(cls, text: str, env: str = "local") -> "SolverSpec":
-        """``agent[:k=v,k=v]``, e.g. ``terminal:policy=scripted,success_rate=0.5`` or ``oracle``."""
-        agent, _, rest = text.partition(":")
-        if "." in agent and rest and "=" not in rest.split(",")[0]:  # module:Class import path
-            return cls(agent=text, kwargs={}, env=env)
-        kwargs: dict[str, Any] = {}
-        for item in filter(None, rest.split(",")):
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"solver spec {text!r}: expected key=value, got {item!r}")
-            kwargs[key.strip()] = _coerce(value.strip())
-        if agent != "terminal" and not rest:
-            kwargs = {}
-        return cls(agent=agent, kwargs=kwargs, env=env)
-
-
-def _coerce(value: str) -> Any:
-    for cast in (int, float):
-        try:
-            return cast(value)
-        except ValueError:
-            pass
-    return value
+        """The calibration SPEC syntax: ``terminal:policy=scripted,success_rate=0.5``, ``coin:p=0.5``, ``oracle``."""
+        parsed = parse_solver_spec(text)
+        return cls(agent=parsed.agent, kwargs=dict(parsed.kwargs), env=env, seeded=parsed.seeded)
 
 
 @dataclass
@@ -77,7 +60,7 @@ def rollout_seed(run: str, step: int, task_hash: str, index: int) -> int:
 
 def _kwargs_for(job: RolloutJob, spec: SolverSpec, policy_version: int) -> dict[str, Any]:
     kwargs = dict(spec.kwargs)
-    if spec.agent in ("terminal", "coin") or "seed" in kwargs:
+    if spec.seeded:
         kwargs["seed"] = job.seed
     if spec.agent == "terminal":
         kwargs.setdefault("policy_version", policy_version)
