@@ -9,8 +9,11 @@ from __future__ import annotations
 import typer
 
 from autoenv.cli import export as export_cli
+from autoenv.cli import flywheel as flywheel_cli
+from autoenv.cli import propose as propose_cli
 from autoenv.cli import report as report_cli
 from autoenv.cli import tasks as tasks_cli
+from autoenv.cli import train as train_cli
 from autoenv.cli import trials as trials_cli
 from autoenv.cli import validate as validate_cli
 
@@ -21,6 +24,9 @@ tasks_cli.register(app)
 validate_cli.register(app)
 report_cli.register(app)
 export_cli.register(app)
+train_cli.register(app)
+flywheel_cli.register(app)
+propose_cli.register(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,167 @@
+"""``autoenv propose`` and ``autoenv seed-cases``: from failures to new, validated tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import autoenv.proposer  # noqa: F401  (teaches the scripted solver the proposer's families, for every command)
+from autoenv.cli.common import console, fail, print_json
+from autoenv.proposer.models import ProposeSummary, SeedCase
+from autoenv.sandbox.backends import UnknownBackend, environment_config
+from autoenv.trials import runner
+
+METHODS = ("prompt", "feedback", "agentic")
+POLICIES = ("scripted", "openai")
+
+
+def propose(
+    seed_case: Annotated[Path, typer.Option("--seed-case", "-s", help="Seed case file (YAML or JSON).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Accepted tasks are written here (rejected ones under rejected/), with summary.json.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="prompt, feedback or agentic.")] = "feedback",
+    policy: Annotated[str, typer.Option("--policy", "-p", help="scripted (offline templates) or openai (a served model).")] = "scripted",
+    attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, help="Tasks to attempt.")] = 1,
+    workspace: Annotated[Optional[Path], typer.Option(help="Persistent proposer workspace (default: OUT/../workspace).")] = None,
+    env: Annotated[str, typer.Option("--env", "-e", help="local (no container engine), or a Harbor environment.")] = "local",
+    solver: Annotated[str, typer.Option(help="Solver SPEC for calibration.")] = "terminal:policy=scripted,success_rate=0.6",
+    rollouts: Annotated[int, typer.Option("-k", "--rollouts", min=1, help="Calibration rollouts (K).")] = 4,
+    max_rounds: Annotated[int, typer.Option(min=1, help="Validation rounds per attempt (feedback, agentic).")] = 3,
+    seed: Annotated[int, typer.Option(help="Seed of the proposer (and of the calibration rollouts).")] = 0,
+    flaw_rate: Annotated[float, typer.Option(help="Scripted proposer: share of first drafts with a realistic mistake.")] = 0.5,
+    model: Annotated[Optional[str], typer.Option(help="Model name for --policy openai.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint for --policy openai.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Generate tasks from a seed case; only tasks that pass validation and calibration are accepted."""
+    from autoenv.proposer.propose import propose_async
+
+    if method not in METHODS:
+        fail(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
+    if policy not in POLICIES:
+        fail(f"--policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    if policy == "openai" and not model:
+        fail("--policy openai needs --model (and usually --base-url)")
+    if not 0.0 <= flaw_rate <= 1.0:
+        fail(f"--flaw-rate must be within [0, 1], got {flaw_rate}")
+    try:
+        case = SeedCase.load(seed_case)
+    except ValueError as exc:
+        fail(_one_line(str(exc)))
+    try:
+        environment_config(env)
+    except UnknownBackend as exc:
+        fail(str(exc))
+    try:
+        from autoenv.proposer.templates import family_for
+
+        if policy == "scripted":
+            family_for(case)
+    except ValueError as exc:
+        fail(f"{seed_case}: {exc}")
+    runner.quiet_harbor_logs()
+    out = out.resolve()
+    workspace = (workspace or out.parent / "workspace").resolve()
+    summary = _run_with_progress(case, dict(method=method, policy=policy, out_dir=out, workspace=workspace, attempts=attempts, env=env,
+                                            solver=solver, rollouts=rollouts, seed=seed, model=model, base_url=base_url,
+                                            max_rounds=max_rounds, flaw_rate=flaw_rate), quiet=json_out, propose_async=propose_async)
+    out.mkdir(parents=True, exist_ok=True)
+    summary_path = out / "summary.json"
+    summary_path.write_text(summary.model_dump_json(indent=2))
+    if json_out:
+        print_json(json.loads(summary.model_dump_json()))
+    else:
+        _print_summary(summary, summary_path, workspace)
+    if not summary.accepted_tasks:
+        raise typer.Exit(1)
+
+
+def _one_line(text: str) -> str:
+    """A load error as one line: pydantic's field-by-field report, or the first line of a YAML error."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return text
+    head = lines[0]
+    if " validation error" not in head:
+        where = re.findall(r"line (\d+), column (\d+)", text)
+        return head.rstrip(":") + (f" (line {where[-1][0]}, column {where[-1][1]})" if where else "")
+    problems = []
+    for field, detail in zip(lines[1:], lines[2:]):
+        if detail.startswith(("Field required", "Input should", "Value error", "String should")) and not field.startswith("For further"):
+            problems.append(f"{field}: {detail.split(' [')[0]}")
+    return head.split(" validation error")[0].rsplit(" ", 1)[0] + " " + "; ".join(problems) if problems else head
+
+
+def _run_with_progress(case: SeedCase, kwargs: dict[str, Any], *, quiet: bool, propose_async: Any) -> ProposeSummary:
+    with Progress(TextColumn("[bold]propose"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[status]}"),
+                  console=console, transient=quiet) as progress:
+        bar = progress.add_task("propose", total=kwargs["attempts"], status=f"{case.id} ({kwargs['method']}, {kwargs['policy']})")
+
+        def on_event(kind: str, data: dict[str, Any]) -> None:
+            if kind == "attempt":
+                progress.update(bar, status=f"attempt {data['attempt'] + 1}: drafting")
+            elif kind == "judge":
+                progress.update(bar, status=f"{data['task']}: validating (round {data['round']})")
+            elif kind == "calibrate":
+                progress.update(bar, status=f"{data['task']}: calibrating")
+            elif kind == "attempt_done":
+                verdict = "accepted" if data["accepted"] else ("valid, not calibrated" if data["valid"] else "rejected")
+                progress.update(bar, advance=1, status=f"{data['task'] or '-'}: {verdict}")
+
+        try:
+            return asyncio.run(propose_async(case, on_event=on_event, **kwargs))
+        except ValueError as exc:
+            fail(str(exc))
+
+
+def _print_summary(summary: ProposeSummary, path: Path, workspace: Path) -> None:
+    table = Table(title=f"{summary.seed_case}: {summary.method} ({summary.proposer})", title_justify="left")
+    for column in ("#", "task", "valid", "calibrated", "pass rate", "r_P", "rounds", "files", "seconds", "reason"):
+        table.add_column(column)
+    for r in summary.records:
+        reason = (r.reason or "").splitlines()[0][:90] if r.reason else ""
+        table.add_row(str(r.attempt), Path(r.task_dir).name if r.task_dir else "-", "yes" if r.valid else "[red]no[/red]",
+                      "yes" if r.calibrated else "no", "-" if r.pass_rate is None else f"{r.pass_rate:.2f}", f"{r.reward:.2f}",
+                      str(r.rounds), str(r.n_files or "-"), f"{r.duration_sec:.1f}", escape(reason))
+    console.print(table)
+    console.print(f"accepted {len(summary.accepted_tasks)}/{summary.attempts} (valid {summary.valid}, calibrated {summary.calibrated}) "
+                  f"in {summary.duration_sec:.1f}s -> {path}; workspace {workspace}", highlight=False)
+
+
+def seed_cases(
+    trials: Annotated[Path, typer.Argument(help="A Harbor trial directory, or a folder of them (searched recursively).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where the seed-case YAML files are written.")] = Path("runs") / "seed_cases",
+    agent: Annotated[Optional[list[str]], typer.Option("--agent", "-a", help="Only trials of this agent (repeatable), e.g. autoenv-terminal.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the seed cases as JSON.")] = False,
+) -> None:
+    """Write one seed case per failed trial (reward below 1, no reward, or an exception)."""
+    from autoenv.proposer.seeds import extract_seed_cases, trial_dirs, write_seed_cases
+
+    if not trials.exists():
+        fail(f"{trials}: no such file or directory")
+    if not any(True for _ in trial_dirs(trials)):
+        fail(f"{trials}: no Harbor trial directories found (folders with result.json and config.json)")
+    cases = extract_seed_cases(trials, agents=set(agent) if agent else None)
+    paths = write_seed_cases(cases, out)
+    if json_out:
+        print_json([json.loads(c.model_dump_json(exclude_none=True)) for c in cases])
+        return
+    table = Table(title=f"seed cases from {trials}", title_justify="left")
+    for column in ("id", "reward", "failure mode"):
+        table.add_column(column)
+    for case in cases:
+        table.add_row(case.id, "-" if case.reward is None else f"{case.reward:g}", escape(case.failure_mode[:100]))
+    console.print(table)
+    console.print(f"{len(cases)} seed case(s) from failed trials -> {out}" + ("" if paths else " (no failed trials)"), highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("propose")(propose)
+    app.command("seed-cases")(seed_cases)

@@ -1,0 +1,92 @@
+"""Judge a proposed task with the real validator and calibrator, and price it with r_P.
+
+Every method (prompt, feedback, agentic, scripted or model-driven) goes
+through this one function, so no proposer can reach the accepted set around
+validation. Verdicts are cached next to the task by content hash (see
+:mod:`autoenv.validate.cache`): a task the agentic proposer already validated
+in a child sandbox is not validated again when the harness judges it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autoenv.validate.calibration import CalibrationReport, acalibrate
+from autoenv.validate.reward import proposer_reward
+from autoenv.validate.validation import ValidationReport, avalidate_task
+
+
+@dataclass
+class Verdict:
+    task_dir: Path
+    validation: ValidationReport
+    calibration: CalibrationReport | None
+    reward: float
+
+    @property
+    def valid(self) -> bool:
+        return self.validation.valid
+
+    @property
+    def calibrated(self) -> bool:
+        return self.calibration is not None and self.calibration.accepted
+
+    @property
+    def accepted(self) -> bool:
+        return self.valid and self.calibrated
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.calibration.pass_rate if self.calibration is not None else None
+
+    def reason(self) -> str | None:
+        """Why the task was rejected, in the validator's/calibrator's words (None when accepted)."""
+        if not self.valid:
+            failed = self.validation.failed
+            head = "; ".join(f"{c.name}: {c.summary}" for c in failed) or "not valid"
+            return f"invalid ({head})\n\n{self.validation.feedback()}"
+        if self.calibration is None:
+            return "valid, not calibrated"
+        if not self.calibration.accepted:
+            return f"not calibrated: {self.calibration.verdict}"
+        return None
+
+    def feedback(self) -> str:
+        """What a proposer is shown after a round: validation feedback, then the calibration verdict."""
+        if not self.valid:
+            return self.validation.feedback()
+        text = self.validation.feedback()
+        if self.calibration is not None:
+            text += f"\n\nCalibration ({self.calibration.settings.solver}, K={self.calibration.settings.rollouts}): " \
+                    f"{self.calibration.verdict}; pass rate {self.calibration.pass_rate} " \
+                    f"(95% CI {self.calibration.ci_low:.2f}-{self.calibration.ci_high:.2f})."
+        return text
+
+
+async def judge_task(
+    task_dir: Path | str,
+    *,
+    env: str = "local",
+    solver: str = "terminal:policy=scripted,success_rate=0.6",
+    rollouts: int = 4,
+    seed: int = 0,
+    trials_dir: Path | str | None = None,
+    calibrate: bool = True,
+    n_concurrent: int = 2,
+    on_rollout: Any = None,
+    on_validated: Callable[[ValidationReport], None] | None = None,
+) -> Verdict:
+    """Validate, then (if valid) calibrate, then compute r_P."""
+    task_dir = Path(task_dir).resolve()
+    root = Path(trials_dir) if trials_dir else None
+    validation = await avalidate_task(task_dir, env=env, trials_dir=root / "validate" if root else None, n_concurrent=n_concurrent)
+    if on_validated is not None:
+        on_validated(validation)
+    calibration = None
+    if validation.valid and calibrate:
+        calibration = await acalibrate(task_dir, solver=solver, rollouts=rollouts, env=env, seed=seed,
+                                       trials_dir=root / "calibrate" if root else None, n_concurrent=n_concurrent, on_done=on_rollout)
+    return Verdict(task_dir=task_dir, validation=validation, calibration=calibration, reward=proposer_reward(validation, calibration))

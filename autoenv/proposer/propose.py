@@ -1,0 +1,294 @@
+"""Propose tasks from a seed case with one of three methods, through the same validation.
+
+- ``prompt``: one authoring step writes the whole task (one model call, or
+  one template draft); it is judged as it is.
+- ``feedback``: the same first draft, then up to ``max_rounds`` - 1 rounds in
+  which the validator's feedback goes back to the author, who edits the task,
+  and it is judged again. A valid task that calibration rejects (too easy or
+  too hard) is rewritten as a new variant.
+- ``agentic``: the author is a terminal agent in its own sandbox with the
+  workspace, validating and solving its drafts in child sandboxes
+  (:mod:`autoenv.proposer.agentic`).
+
+Every attempt ends with :func:`autoenv.proposer.judge.judge_task` (validation,
+calibration, r_P). Accepted tasks are copied to ``out_dir``; rejected ones to
+``out_dir/rejected/<name>`` with a ``REJECTED.md`` that says why, and every
+attempt is appended to the workspace's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from autoenv.agents.policies.base import PolicyError
+from autoenv.proposer.actions import ActionLog
+from autoenv.proposer.fixer import repair
+from autoenv.proposer.judge import Verdict, judge_task
+from autoenv.proposer.models import AttemptRecord, Method, ProposeSummary, SeedCase
+from autoenv.proposer.scripted import ScriptedProposer, write_draft
+from autoenv.proposer.templates.base import slug
+from autoenv.proposer.workspace import Workspace, copy_task
+from autoenv.taskfmt.hashing import count_files, task_hash
+
+METHODS: tuple[str, ...] = ("prompt", "feedback", "agentic")
+POLICIES: tuple[str, ...] = ("scripted", "openai")
+REJECTED_DIR = "rejected"
+
+Event = Callable[[str, dict[str, Any]], None]
+
+
+def _noop(_event: str, _data: dict[str, Any]) -> None:
+    pass
+
+
+async def propose_async(
+    case: SeedCase,
+    *,
+    method: Method,
+    policy: str,
+    out_dir: Path,
+    workspace: Path,
+    attempts: int,
+    env: str = "local",
+    solver: str = "terminal:policy=scripted,success_rate=0.6",
+    rollouts: int = 4,
+    seed: int = 0,
+    model: str | None = None,
+    base_url: str | None = None,
+    max_rounds: int = 3,
+    flaw_rate: float = 0.5,
+    on_event: Event | None = None,
+) -> ProposeSummary:
+    """Run ``attempts`` attempts of ``method`` on ``case``; accepted tasks land in ``out_dir``."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    if policy not in POLICIES:
+        raise ValueError(f"unknown proposer policy {policy!r}; choose one of: {', '.join(POLICIES)}")
+    if policy == "openai" and not model:
+        raise ValueError("--policy openai needs a model name (--model)")
+    if attempts < 1 or max_rounds < 1:
+        raise ValueError("attempts and max_rounds must be at least 1")
+    from autoenv.proposer.recipes import install
+
+    install()  # the scripted solver must know the families it is calibrated on
+    emit = on_event or _noop
+    started = time.monotonic()
+    ws = Workspace(workspace).init()
+    ws.set_seed_case(case)
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trials_dir = ws.root / ".trials"
+    settings = dict(env=env, solver=solver, rollouts=rollouts, seed=seed, trials_dir=trials_dir)
+    proposer_name = "scripted" if policy == "scripted" else f"openai:{model}"
+
+    records: list[AttemptRecord] = []
+    for attempt in range(attempts):
+        emit("attempt", {"seed_case": case.id, "method": method, "attempt": attempt, "of": attempts})
+        log = ActionLog()
+        family: str | None = None
+        params: dict[str, Any] = {}
+        repairs: list[str] = []
+        verdict: Verdict | None = None
+        task_dir: Path | None = None
+        rounds = 0
+        error: str | None = None
+        try:
+            if method == "agentic":
+                from autoenv.proposer.agentic import run_agentic
+
+                outcome = await run_agentic(case, ws, attempt=attempt, policy=policy, env=env, solver=solver, rollouts=rollouts, seed=seed,
+                                            model=model, base_url=base_url, max_rounds=max_rounds, flaw_rate=flaw_rate,
+                                            trials_dir=trials_dir, mask_paths=[out_dir], since=log.wall_started)
+                log.extend(outcome.actions)
+                repairs = outcome.repairs
+                task_dir = outcome.task_dir
+                rounds = max(1, outcome.rounds)
+                error = outcome.error
+                if task_dir is not None:
+                    verdict = await _judge(task_dir, log, settings, emit, rounds)
+            elif policy == "scripted":
+                task_dir, verdict, rounds, family, params, repairs = await _scripted_attempt(
+                    case, ws, attempt, method, log, seed=seed, flaw_rate=flaw_rate, max_rounds=max_rounds, settings=settings, emit=emit)
+            else:
+                task_dir, verdict, rounds, repairs = await _model_attempt(
+                    case, ws, attempt, method, log, seed=seed, model=model, base_url=base_url, max_rounds=max_rounds,
+                    rollouts=rollouts, settings=settings, emit=emit)
+        except PolicyError:
+            raise  # no reply could be had from the model: an infrastructure failure, not a bad attempt to score
+        except Exception as exc:  # a broken attempt is a rejected attempt with its reason, not a crashed run
+            error = f"{type(exc).__name__}: {exc}"
+        record = _record(case, method, proposer_name, attempt, task_dir, verdict, rounds, log, error)
+        if record.accepted and task_dir is not None:
+            accepted = copy_task(task_dir, out_dir)
+            record.task_dir = str(accepted)
+        elif task_dir is not None and task_dir.is_dir():
+            _keep_rejected(task_dir, out_dir / REJECTED_DIR, record)
+        ws.remember(record, family=family or _family_of(task_dir), params=params, repairs=repairs,
+                    feedback=verdict.feedback() if verdict else None)
+        records.append(record)
+        emit("attempt_done", {"attempt": attempt, "accepted": record.accepted, "valid": record.valid, "reason": record.reason,
+                              "task": Path(record.task_dir).name if record.task_dir else None, "reward": record.reward})
+
+    accepted = [r for r in records if r.accepted]
+    return ProposeSummary(
+        seed_case=case.id, method=method, proposer=proposer_name, attempts=len(records),
+        valid=sum(r.valid for r in records), calibrated=sum(r.calibrated for r in records),
+        accepted_tasks=[r.task_dir for r in accepted if r.task_dir],
+        files_per_accepted=[r.n_files or 0 for r in accepted],
+        duration_sec=round(time.monotonic() - started, 3), records=records,
+    )
+
+
+def propose(case: SeedCase, **kwargs: Any) -> ProposeSummary:
+    """Blocking wrapper around :func:`propose_async` for scripts and the CLI."""
+    return asyncio.run(propose_async(case, **kwargs))
+
+
+# -- the two authored methods ---------------------------------------------------------------
+
+
+async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit: Event, round_no: int) -> Verdict:
+    emit("judge", {"task": task_dir.name, "round": round_no})
+
+    def validated(report: Any) -> None:
+        checks = ", ".join(f"{c.name}={c.status}" for c in report.checks)
+        log.add("Test", f"validate tasks/{task_dir.name} in child sandboxes: {'valid' if report.valid else 'invalid'} ({checks})")
+        if report.valid:
+            emit("calibrate", {"task": task_dir.name, "round": round_no})
+
+    verdict = await judge_task(task_dir, on_validated=validated, **settings)
+    if verdict.calibration is not None:
+        log.add("Test", f"solve tasks/{task_dir.name} -k {verdict.calibration.settings.rollouts}: {verdict.calibration.verdict}")
+    return verdict
+
+
+async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method: str, log: ActionLog, *, seed: int, flaw_rate: float,
+                            max_rounds: int, settings: dict[str, Any], emit: Event):
+    proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws)
+    log.add("Read", f"seed case {case.id}: {case.failure_mode[:200]}")
+    log.add("Read", "FORMAT.md, skills/*.md, memory/lessons.md")
+    family = proposer.family(case)
+    draft = proposer.draft(case, attempt)
+    log.add("Build", f"template {family.name}: generated data, target and expected results ({draft.summary()[:300]})")
+    task_dir = write_draft(draft, ws.tasks)
+    log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
+    rounds = 1
+    verdict = await _judge(task_dir, log, settings, emit, rounds)
+    repairs: list[str] = []
+    variant = 0
+    while method == "feedback" and not verdict.accepted and rounds < max_rounds:
+        feedback = verdict.feedback()
+        log.add("Read", f"feedback: {feedback.splitlines()[0][:200]}")
+        if not verdict.valid:
+            fixes = repair(task_dir, feedback)
+            if not fixes:
+                log.add("Read", "no repair matches the feedback; giving up on this draft")
+                break
+            for fix in fixes:
+                log.add("Write", f"repair {fix}")
+            repairs += [str(f) for f in fixes]
+        else:  # valid, but the solver passed always or never: write a different variant
+            variant += 1
+            draft = proposer.draft(case, attempt, variant=variant, allow_flaw=False)
+            log.add("Build", f"new variant after '{verdict.calibration.verdict if verdict.calibration else ''}': {draft.summary()[:200]}")
+            task_dir = write_draft(draft, ws.tasks)
+            log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
+        rounds += 1
+        verdict = await _judge(task_dir, log, settings, emit, rounds)
+    return task_dir, verdict, rounds, family.name, dict(draft.params), repairs
+
+
+async def _model_attempt(case: SeedCase, ws: Workspace, attempt: int, method: str, log: ActionLog, *, seed: int, model: str | None,
+                         base_url: str | None, max_rounds: int, rollouts: int, settings: dict[str, Any], emit: Event):
+    from autoenv.proposer.llm import ModelTaskWriter, brief
+
+    name = f"{slug(case.id, 20)}-s{seed}-a{attempt}"
+    task_dir = ws.tasks / name
+    writer = ModelTaskWriter(model=model, base_url=base_url, seed=seed * 1000 + attempt)
+    try:
+        log.add("Read", f"seed case {case.id}, FORMAT.md, skills, lessons (in the prompt)")
+        files, deletions = await writer.draft(brief(case, ws, name, rollouts=rollouts), name)
+        if task_dir.exists():
+            shutil.rmtree(task_dir)
+        _apply(task_dir, files, deletions, log)
+        rounds = 1
+        verdict = await _judge(task_dir, log, settings, emit, rounds)
+        repairs: list[str] = []
+        while method == "feedback" and not verdict.accepted and rounds < max_rounds:
+            log.add("Read", f"feedback: {verdict.feedback().splitlines()[0][:200]}")
+            files, deletions = await writer.revise(verdict.feedback(), name)
+            if not files and not deletions:
+                log.add("Read", "the model changed nothing; stopping")
+                break
+            _apply(task_dir, files, deletions, log)
+            repairs.append(f"round {rounds}: rewrote {', '.join(sorted(files)) or '-'}; removed {', '.join(deletions) or '-'}")
+            rounds += 1
+            verdict = await _judge(task_dir, log, settings, emit, rounds)
+        return task_dir, verdict, rounds, repairs
+    finally:
+        await writer.aclose()
+
+
+def _apply(task_dir: Path, files: dict[str, str], deletions: list[str], log: ActionLog) -> None:
+    for rel, text in files.items():
+        path = task_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if rel.endswith(".sh"):
+            path.chmod(0o755)
+        log.add("Write", f"write_file {rel} ({len(text)} chars)")
+    for rel in deletions:
+        path = task_dir / rel
+        if path.is_file():
+            path.unlink()
+            log.add("Build", f"rm {rel}")
+
+
+# -- records ------------------------------------------------------------------------------
+
+
+def _record(case: SeedCase, method: str, proposer: str, attempt: int, task_dir: Path | None, verdict: Verdict | None,
+            rounds: int, log: ActionLog, error: str | None) -> AttemptRecord:
+    record = AttemptRecord(seed_case=case.id, method=method, proposer=proposer, attempt=attempt, rounds=max(1, rounds),
+                           duration_sec=log.elapsed(), actions=list(log.actions))
+    if task_dir is not None and (task_dir / "task.toml").is_file():
+        record.task_dir = str(task_dir)
+        record.task_hash = task_hash(task_dir)
+        record.n_files = count_files(task_dir)
+    if verdict is None:
+        record.reason = error or "no task was produced"
+        return record
+    record.valid = verdict.valid
+    record.calibrated = verdict.calibrated
+    record.pass_rate = verdict.pass_rate
+    record.reward = verdict.reward
+    record.reason = verdict.reason()
+    if error and record.reason:
+        record.reason += f"\n(proposer episode: {error})"
+    return record
+
+
+def _keep_rejected(task_dir: Path, root: Path, record: AttemptRecord) -> None:
+    """A copy of the rejected task with the reason next to it (the workspace keeps the original)."""
+    root.mkdir(parents=True, exist_ok=True)
+    kept = copy_task(task_dir, root)
+    (kept / "REJECTED.md").write_text(
+        f"# Rejected: {task_dir.name}\n\nseed case: {record.seed_case}; method: {record.method}; proposer: {record.proposer}; "
+        f"attempt {record.attempt}; rounds: {record.rounds}\nvalid: {record.valid}; calibrated: {record.calibrated}; "
+        f"pass rate: {record.pass_rate}; r_P: {record.reward}\n\n## Reason\n\n{record.reason or '-'}\n")
+
+
+def _family_of(task_dir: Path | None) -> str | None:
+    if task_dir is None:
+        return None
+    try:
+        import tomllib
+
+        return tomllib.loads((task_dir / "task.toml").read_text()).get("metadata", {}).get("family")
+    except (OSError, ValueError):
+        return None

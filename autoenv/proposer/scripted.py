@@ -1,0 +1,96 @@
+"""The offline proposer: real code that drafts varied tasks from templates.
+
+It stands in for a model so the whole pipeline runs without one, and it
+behaves like a fallible author: a share of first drafts carry a realistic
+mistake (``flaw_rate``), which only validation reveals. It also keeps its
+memory: a mistake that validation already made it repair in this workspace is
+avoided half of the time in later drafts. Drafts never bypass anything: the
+methods write them and hand them to the same validator and calibrator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+
+from autoenv.proposer.models import SeedCase
+from autoenv.proposer.templates import FAMILIES, Family, family_for
+from autoenv.proposer.templates.base import FLAWS, TaskDraft, apply_flaw
+from autoenv.proposer.workspace import Workspace
+
+#: Which check a flaw trips, as the proposer would file it in its lessons.
+FLAW_CHECK = {
+    "forgot_copy": "oracle", "wrong_output_path": "oracle", "answer_in_instruction": "leakage",
+    "tests_in_image": "leakage", "no_reward_on_failure": "nop", "stale_output": "nop",
+}
+
+
+class ScriptedProposer:
+    name = "scripted"
+
+    def __init__(self, *, seed: int = 0, flaw_rate: float = 0.5, workspace: Workspace | None = None):
+        self.seed = seed
+        self.flaw_rate = flaw_rate
+        self.workspace = workspace
+
+    def family(self, case: SeedCase) -> Family:
+        return family_for(case)
+
+    def rng(self, case: SeedCase, attempt: int, variant: int = 0) -> random.Random:
+        return random.Random(f"{self.seed}:{case.id}:{attempt}:{variant}")
+
+    def learned_checks(self) -> set[str]:
+        """Checks validation has made this workspace's proposer repair before."""
+        if self.workspace is None:
+            return set()
+        checks = set()
+        for entry in self.workspace.history():
+            for fix in entry.get("repairs") or []:
+                if fix.startswith("[") and "]" in fix:
+                    checks.add(fix[1:fix.index("]")])
+        return checks
+
+    def draft(self, case: SeedCase, attempt: int, *, variant: int = 0, allow_flaw: bool = True) -> TaskDraft:
+        """A complete task for ``case``; ``variant`` > 0 asks for a different task (a rewrite, not a repair)."""
+        rng = self.rng(case, attempt, variant)
+        family = self.family(case)
+        draft = family.generate(case, rng)
+        if not allow_flaw or rng.random() >= self.flaw_rate:
+            return draft
+        learned = self.learned_checks()
+        flaws = list(FLAWS)
+        rng.shuffle(flaws)
+        for flaw in flaws:
+            if FLAW_CHECK.get(flaw) in learned and rng.random() < 0.5:
+                continue  # memory: this kind of mistake was pointed out before
+            flawed = apply_flaw(draft, flaw, rng)
+            if flawed.flaw is not None:
+                return flawed
+        return draft
+
+
+def draft_hash(draft: TaskDraft) -> str:
+    """The content hash the draft will have on disk (same scheme as autoenv.taskfmt.hashing.task_hash)."""
+    digest = hashlib.sha256()
+    for rel in sorted(draft.files):
+        data = draft.files[rel]
+        digest.update(rel.encode())
+        digest.update(b"\0")
+        digest.update(data if isinstance(data, bytes) else data.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def write_draft(draft: TaskDraft, root: Path) -> Path:
+    """Write a draft unless the identical task is already there (keeps its recorded verdicts)."""
+    from autoenv.taskfmt.hashing import task_hash
+
+    target = Path(root) / draft.name
+    if target.is_dir() and (target / "task.toml").is_file() and task_hash(target) == draft_hash(draft):
+        return target
+    return draft.write(root)
+
+
+def known_families() -> list[str]:
+    return sorted(FAMILIES)

@@ -1,0 +1,360 @@
+"""The proposer's persistent workspace: skills, tools, memory, tasks and the fixed inputs.
+
+One folder per proposer, kept across runs, so that what a proposer learns
+(its edited skills, improved tools, the record of what validation said about
+earlier attempts) carries over to the next seed case::
+
+    skills/     editable generation skills (markdown) the proposer reads and may rewrite
+    tools/      helper scripts it may run and improve (plain Python/shell: they also run
+                inside the agentic proposer's sandbox, where autoenv is not installed)
+    memory/     retained experience: attempts.jsonl (one line per attempt) and lessons.md
+    tasks/      every generated task, accepted or not (the verdict is kept next to it)
+    FORMAT.md   the Harbor task format spec (fixed input, refreshed on every run)
+    seed_case.yaml  the seed case of the current run (fixed input)
+
+Default skills and tools are written only where missing, so a proposer's
+edits survive; FORMAT.md and seed_case.yaml are inputs and are overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from autoenv.proposer.models import AttemptRecord, SeedCase
+
+LAYOUT = ("skills", "tools", "memory", "tasks")
+
+FORMAT_MD = """\
+# Harbor task format (what `tasks/<name>/` must contain)
+
+```
+tasks/<name>/
+  instruction.md          what the agent is asked to do (markdown). Never state the expected results.
+  task.toml               metadata and limits (see below)
+  environment/Dockerfile  the image the agent works in
+  environment/app/...     input files, copied into the image with `COPY app/ /app/`
+  solution/solve.sh       reference solution (bash); validation runs it as the "oracle" and it must pass
+  tests/test.sh           verifier (bash); must ALWAYS write /logs/verifier/reward.txt (1 pass, 0 fail)
+  tests/test_outputs.py   pytest checks called by test.sh (tests/ is uploaded only after the agent finishes)
+```
+
+task.toml:
+
+```toml
+schema_version = "1.4"
+
+[metadata]
+difficulty = "medium"
+category = "data-analysis"
+tags = ["python"]
+author_name = "autoenv-proposer"
+
+[verifier]
+timeout_sec = 60.0
+
+[agent]
+timeout_sec = 120.0
+
+[environment]
+build_timeout_sec = 300.0
+cpus = 1
+memory_mb = 2048
+network_mode = "no-network"
+```
+
+Dockerfile (keep to this subset: FROM python:3.12-slim or debian:bookworm-slim, RUN, WORKDIR, COPY, ENV):
+
+```dockerfile
+FROM python:3.12-slim
+RUN pip install --no-cache-dir pytest==8.3.4
+WORKDIR /app
+COPY app/ /app/
+```
+
+tests/test.sh:
+
+```bash
+#!/bin/bash
+# (paste tools/guard.sh here: the autoenv guard the tamper check needs)
+mkdir -p /logs/verifier
+# run only the task's own test files from a fresh folder (files planted in /tests or /app must not count)
+T=$(mktemp -d)
+cp /tests/test_outputs.py "$T"/ && cd "$T" && \\
+  python3 -I -m pytest -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+```
+
+Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a separate sandbox):
+
+- structure: Harbor can load the task; the solution and a verifier exist; the verifier writes a reward;
+- build: the Dockerfile builds (no network at run time; tasks must work on Python 3.11 and 3.12);
+- oracle: solution/solve.sh passes the tests, every time (deterministic);
+- nop: doing nothing scores 0 (the answer must not already be in the image);
+- leakage: no solution, tests or expected answers in the image or in instruction.md;
+- tamper: an agent that only cheats (forges the reward file, stubs programs, edits tests) scores 0;
+- timeouts: the oracle uses at most half of the agent time limit.
+
+Then calibration (`autoenv-child solve tasks/<name> -k 4`) runs the current solver K times:
+a task is accepted when the solver passes sometimes and fails sometimes.
+"""
+
+SKILLS: dict[str, str] = {
+    "writing-tasks.md": """\
+# Writing a task from a seed case
+
+1. Read `seed_case.yaml`: what the base agent failed at (`failure_mode`) and the skill to train
+   (`target_skill`). The new task must exercise that skill, on new data, with a new twist.
+2. Generate the data with a script and a fixed random seed; compute the expected results with
+   the same script and put them only in `tests/` (never in `instruction.md` or `environment/`).
+3. Specify everything the tests check: file names, formats, rounding, sort orders, tie-breaks.
+   A solver must be able to pass from the instruction alone.
+4. Write `solution/solve.sh` as a real solution (it computes, it does not paste the answers).
+5. Protect inputs with a sha256 check in the tests, so editing the data is not a way out.
+6. Validate with `autoenv-child validate tasks/<name>`, then calibrate with
+   `autoenv-child solve tasks/<name> -k 4`.
+""",
+    "writing-tests.md": """\
+# Writing tests that cannot be gamed
+
+- Check content and behaviour, not existence: compare values (with a stated tolerance),
+  run the agent's program on inputs it has never seen (ship them in `tests/`).
+- `tests/test.sh` must write `/logs/verifier/reward.txt` on every path: never `set -e` before
+  the reward line; write 0 when anything fails.
+- Start `tests/test.sh` with the autoenv guard, the content of `tools/guard.sh` pasted right after
+  the shebang (validation's tamper check needs it: it stops processes the agent left running so
+  they cannot rewrite the reward file).
+- Hidden expected data belongs in `tests/`; `tests/` is uploaded only after the agent finishes.
+- Without Python in the image (a skill on its own: awk, sed, sort), write the verifier in bash/awk.
+""",
+    "fixing-feedback.md": """\
+# Reading validation feedback
+
+Feedback comes as sections `[check] message`. What each usually means:
+
+- `[oracle]` FileNotFoundError for an input: the Dockerfile does not `COPY app/ /app/`.
+  `missing /app/X` while the solution writes elsewhere: the solution's output path is wrong.
+- `[nop]` "does nothing gets reward 1": the expected output ships in `environment/app/`; delete it.
+  "instead of writing reward 0": `tests/test.sh` stops before writing the reward (`set -e`).
+- `[leakage]` answer_in_instruction: remove the sentence that states expected values.
+  *_in_image: a test or solution file is copied into the image; delete it from `environment/`.
+- `[tamper]` the reward was forged: add the guard to `tests/test.sh`; check content, not existence.
+- `[timeouts]` raise `[agent].timeout_sec` / `[verifier].timeout_sec` or make the solution faster.
+
+Calibration: "too easy" (every rollout passed) or "too hard" (none did) means the task does not
+teach the current solver; write a new variant (different data, a harder or easier twist).
+""",
+    "families.md": """\
+# Task families that have worked
+
+- bugfix: a helper module with one realistic bug; tests compare with a reference on many inputs.
+- csv-stat: grouped statistic over messy CSV rows (invalid values, inconsistent group names).
+- log-parse: summarise a log with malformed lines into JSON (exact line grammar, optional time window).
+- config-repair: hand-edited INI file the launcher rejects; keep every intended value.
+- text-classification: standard-library classifier to an accuracy target within a time budget.
+- primer-tm: primer melting temperatures (Wallace / GC formulas), sometimes with no Python in the image.
+- mlp-rebuild: re-implement a small network's forward pass from exported JSON weights.
+- shell-script: a bash tool over directory trees, tested on fresh trees with awkward names.
+""",
+}
+
+CHECK_TASK_PY = '''\
+#!/usr/bin/env python3
+"""Static pre-flight check of a task folder (standard library only; runs anywhere).
+
+    python3 tools/check_task.py tasks/<name>
+
+Catches the cheap mistakes before a sandboxed validation is spent on them.
+"""
+import re
+import sys
+from pathlib import Path
+
+task = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+problems = []
+for rel in ("instruction.md", "task.toml", "environment/Dockerfile", "solution/solve.sh", "tests/test.sh"):
+    if not (task / rel).is_file():
+        problems.append(f"missing {rel}")
+docker = (task / "environment/Dockerfile").read_text() if (task / "environment/Dockerfile").is_file() else ""
+if (task / "environment/app").is_dir() and not re.search(r"^(COPY|ADD)\\s+app/?\\s", docker, re.M):
+    problems.append("environment/app exists but the Dockerfile never copies it (COPY app/ /app/)")
+test_sh = (task / "tests/test.sh").read_text() if (task / "tests/test.sh").is_file() else ""
+if test_sh and "/logs/verifier/reward" not in test_sh:
+    problems.append("tests/test.sh never writes /logs/verifier/reward.txt")
+if re.search(r"^set -e", test_sh, re.M):
+    problems.append("tests/test.sh uses set -e: a failing check would skip the reward line")
+if test_sh and "autoenv guard" not in test_sh:
+    problems.append("tests/test.sh lacks the autoenv guard (paste tools/guard.sh after the shebang)")
+toml = (task / "task.toml").read_text() if (task / "task.toml").is_file() else ""
+if toml and 'network_mode = "no-network"' not in toml:
+    problems.append('task.toml: set network_mode = "no-network" in [environment]')
+for p in (task / "environment").rglob("*") if (task / "environment").is_dir() else []:
+    if p.is_file() and p.name.startswith("test_") and p.suffix == ".py":
+        problems.append(f"{p.relative_to(task)}: a test file inside the image")
+print("\\n".join(problems) if problems else "OK: no static problems found")
+sys.exit(1 if problems else 0)
+'''
+
+def _tools() -> dict[str, str]:
+    from autoenv.proposer.templates.base import guard_snippet
+
+    return {"check_task.py": CHECK_TASK_PY, "guard.sh": guard_snippet()}
+
+
+class Workspace:
+    """A proposer workspace on the host (see the module docstring for the layout)."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root).resolve()
+
+    @property
+    def skills(self) -> Path:
+        return self.root / "skills"
+
+    @property
+    def tools(self) -> Path:
+        return self.root / "tools"
+
+    @property
+    def memory(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def tasks(self) -> Path:
+        return self.root / "tasks"
+
+    @property
+    def attempts_file(self) -> Path:
+        return self.memory / "attempts.jsonl"
+
+    @property
+    def lessons_file(self) -> Path:
+        return self.memory / "lessons.md"
+
+    def init(self) -> "Workspace":
+        """Create the layout; write default skills/tools only where none exist (edits are kept)."""
+        for name in LAYOUT:
+            (self.root / name).mkdir(parents=True, exist_ok=True)
+        (self.root / "FORMAT.md").write_text(FORMAT_MD)
+        for name, text in SKILLS.items():
+            path = self.skills / name
+            if not path.exists():
+                path.write_text(text)
+        for name, text in _tools().items():
+            path = self.tools / name
+            if not path.exists():
+                path.write_text(text)
+                path.chmod(0o755)
+        if not self.lessons_file.exists():
+            self.lessons_file.write_text("# Lessons from validation\n\n")
+        return self
+
+    def set_seed_case(self, case: SeedCase) -> Path:
+        path = self.root / "seed_case.yaml"
+        case.dump(path)
+        return path
+
+    # -- memory ----------------------------------------------------------------------
+
+    def remember(self, record: AttemptRecord, *, family: str | None = None, params: dict[str, Any] | None = None,
+                 repairs: list[str] | None = None, feedback: str | None = None) -> None:
+        """Append one attempt to memory, and a lesson for every repair validation forced."""
+        entry = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "seed_case": record.seed_case, "method": record.method, "proposer": record.proposer, "attempt": record.attempt,
+            "task": Path(record.task_dir).name if record.task_dir else None, "family": family,
+            "valid": record.valid, "calibrated": record.calibrated, "pass_rate": record.pass_rate, "reward": record.reward,
+            "rounds": record.rounds, "reason": record.reason, "repairs": repairs or [],
+            "params": {k: v for k, v in (params or {}).items() if isinstance(v, (str, int, float, bool)) or v is None},
+            "feedback": (feedback or "")[:4000] or None,
+        }
+        self.memory.mkdir(parents=True, exist_ok=True)
+        with open(self.attempts_file, "a") as fh:
+            fh.write(json.dumps(entry) + "\n")
+        lines = []
+        for fix in repairs or []:
+            lines.append(f"- {entry['time']} {record.seed_case} ({family}): {fix}")
+        if not record.valid and record.reason and not repairs:
+            lines.append(f"- {entry['time']} {record.seed_case} ({family}): rejected, not repaired: {record.reason.splitlines()[0][:200]}")
+        if record.valid and not record.calibrated and record.reason:
+            lines.append(f"- {entry['time']} {record.seed_case} ({family}): valid but {record.reason.splitlines()[0][:160]}")
+        if lines:
+            with open(self.lessons_file, "a") as fh:
+                fh.write("\n".join(lines) + "\n")
+
+    def history(self, seed_case: str | None = None) -> list[dict[str, Any]]:
+        """Past attempts (optionally for one seed case), oldest first."""
+        if not self.attempts_file.is_file():
+            return []
+        out = []
+        for line in self.attempts_file.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if seed_case is None or entry.get("seed_case") == seed_case:
+                out.append(entry)
+        return out
+
+    def lessons(self) -> str:
+        return self.lessons_file.read_text() if self.lessons_file.is_file() else ""
+
+    def sync_from(self, other: Path) -> None:
+        """Take skills/, tools/, memory/ and tasks/ back from a copy the agentic proposer edited."""
+        for name in LAYOUT:
+            source = Path(other) / name
+            if not source.is_dir():
+                continue
+            target = self.root / name
+            if name == "memory":
+                # the harness appends to memory while the sandbox holds an older copy: keep the longer files
+                for path in source.rglob("*"):
+                    if path.is_file():
+                        dest = target / path.relative_to(source)
+                        if not dest.exists() or path.stat().st_size > dest.stat().st_size:
+                            dest.parent.mkdir(parents=True, exist_ok=True)
+                            shutil.copy2(path, dest)
+            elif name == "tasks":
+                for task in sorted(p for p in source.iterdir() if p.is_dir()):
+                    mirror_task(task, target / task.name)
+            else:
+                shutil.copytree(source, target, dirs_exist_ok=True)
+
+    def files_for_sandbox(self) -> list[Path]:
+        """Top-level entries to copy into the proposer's sandbox (everything but private bookkeeping)."""
+        return [p for p in sorted(self.root.iterdir()) if not p.name.startswith(".")] if self.root.is_dir() else []
+
+
+def copy_task(source: Path, dest_root: Path) -> Path:
+    """Copy a task folder (verdict records included) to ``dest_root/<name>``, replacing an older copy."""
+    dest = Path(dest_root) / source.name
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    os.utime(dest)
+    return dest
+
+
+def mirror_task(source: Path, dest: Path) -> Path:
+    """Make ``dest`` an exact copy of ``source`` (deleted files go too), keeping dest's verdict records.
+
+    The records are keyed by content hash, so keeping them is safe: they only
+    apply if the new content is identical to what was judged.
+    """
+    records = dest / ".autoenv"
+    saved = None
+    if records.is_dir():
+        saved = dest.parent / f".{dest.name}.autoenv-{os.getpid()}"
+        if saved.exists():
+            shutil.rmtree(saved)
+        shutil.move(str(records), saved)
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".autoenv"))
+    if saved is not None:
+        shutil.move(str(saved), records)
+    return dest

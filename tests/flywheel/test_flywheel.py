@@ -1,0 +1,114 @@
+"""The closed loop end to end, offline: propose, validate, roll out, train, resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autoenv.store.db import Store
+from tests.conftest import REPO, needs_namespaces
+
+pytestmark = [needs_namespaces, pytest.mark.slow]
+
+AUTOENV = str(Path(sys.executable).with_name("autoenv"))
+SMALL = ["--group-size", "2", "--tasks-per-step", "2", "-n", "2"]
+
+
+def flywheel_cmd(db: Path, out: Path, steps: int, *extra: str) -> list[str]:
+    return [AUTOENV, "flywheel", "--steps", str(steps), "--db", str(db), "--out", str(out), *SMALL, *extra]
+
+
+def test_three_step_offline_flywheel_then_report(tmp_path):
+    db, out = tmp_path / "fw.db", tmp_path / "fw"
+    run = subprocess.run(flywheel_cmd(db, out, 3), capture_output=True, text=True, timeout=1500, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    store = Store(db)
+    steps = store.steps("main")
+    assert [s["step"] for s in steps] == [0, 1, 2] and all(s["status"] == "done" for s in steps)
+    assert [s["policy_version_in"] for s in steps] == [0, 1, 2], "each step trains and the next uses the new version"
+    assert store.count("rollouts") == 3 * 2 * 2
+    assert store.count("attempts") >= 3
+    for g in store.groups("main"):
+        assert len(store.rollouts(group_id=g["id"])) == 2
+    versions = {r["policy_version"] for r in store.rollouts("main")}
+    assert versions == {0, 1, 2}
+    assert (out / "main" / "train").exists()
+    report = subprocess.run([AUTOENV, "report", "--db", str(db), "--out", str(tmp_path / "report")], capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    from tests.report.test_report import screenshot
+
+    shown = screenshot(tmp_path / "report" / "index.html", tmp_path / "report.png")
+    assert {"valid_rate_by_method.png", "training_curves.png"} <= {i["src"] for i in shown["images"]}
+
+
+def _count(db: Path, table: str) -> int:
+    try:
+        with sqlite3.connect(db, timeout=30) as conn:
+            return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_killed_mid_step_resumes_without_lost_or_duplicated_rows(tmp_path):
+    db, out = tmp_path / "fw.db", tmp_path / "fw"
+    cmd = flywheel_cmd(db, out, 2)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path, start_new_session=True)
+    deadline = time.monotonic() + 900
+    # kill once step 1 has started collecting: its attempts or first rollouts are in
+    while time.monotonic() < deadline and proc.poll() is None:
+        with_step1 = 0
+        try:
+            with sqlite3.connect(db, timeout=30) as conn:
+                with_step1 = conn.execute("SELECT count(*) FROM train_steps WHERE step = 1").fetchone()[0]
+        except sqlite3.Error:
+            pass
+        if with_step1:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "flywheel finished before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _count(db, "rollouts")
+    assert before < 2 * 2 * 2
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=tmp_path)
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    store = Store(db)
+    assert store.count("rollouts") == 2 * 2 * 2
+    assert [s["status"] for s in store.steps("main")] == ["done", "done"]
+    for g in store.groups("main"):
+        assert sorted(r["index"] for r in store.rollouts(group_id=g["id"])) == [0, 1]
+    keys = [a["attempt_key"] for a in store.attempts("main")]
+    assert len(keys) == len(set(keys))
+
+
+def test_ray_executor_matches_local_pool(tmp_path):
+    pytest.importorskip("ray")
+    import asyncio
+
+    from autoenv.rollout.collect import SolverSpec, collect_groups, local_executor
+    from autoenv.rollout.ray_pool import ray_executor, shutdown
+    from autoenv.taskfmt.hashing import task_hash
+
+    tasks = [REPO / "examples" / "tasks" / name for name in ("fix-median-bug", "csv-statistic")]
+    pairs = [(t, task_hash(t)) for t in tasks]
+    spec = SolverSpec.parse("coin:p=0.5")
+    results = {}
+    for name, executor in (("local", local_executor(2)), ("ray", None)):
+        store = Store(tmp_path / f"{name}.db")
+        for t, h in pairs:
+            store.upsert_task(hash=h, name=t.name, path=str(t), method="bundled")
+        if executor is None:
+            executor = ray_executor("local", num_cpus=2)
+        groups = asyncio.run(collect_groups(store, run="r", step=0, tasks=pairs, group_size=3, spec=spec, policy_version=0,
+                                            trials_dir=tmp_path / name, executor=executor))
+        results[name] = ([g.rewards for g in groups], store.count("rollouts"), store.count("groups"))
+    shutdown()
+    assert results["local"] == results["ray"]
+    assert results["local"][1] == 6

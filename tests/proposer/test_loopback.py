@@ -1,0 +1,124 @@
+"""A served model as the proposer: a real HTTP server on loopback replays a recorded conversation.
+
+The recording is what a model would do in the agentic method: write a task
+with one flaw (its Dockerfile never copies the input data), validate it in a
+child sandbox, read the feedback, rewrite the Dockerfile, validate again, run
+the solver, finish. Everything after the model's replies is real: the
+proposer's sandbox, the child validations and rollouts, the final judgement.
+The same kind of recording drives the feedback method, where the model's
+first reply is the whole task and the validator's feedback comes back to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import socket
+from pathlib import Path
+
+import pytest
+
+from proposer_helpers import needs_sandbox  # isort: skip  (puts the agent tests' chat_server on the path)
+from chat_server import MODEL, ReplayServer, completion  # isort: skip
+
+from autoenv.agents.policies.base import PolicyError
+from autoenv.proposer.models import SeedCase
+from autoenv.proposer.propose import propose
+from autoenv.proposer.templates import FAMILIES
+from autoenv.proposer.templates.base import slug
+from autoenv.validate.validation import validate_task
+
+pytestmark = needs_sandbox
+
+CASE = SeedCase(
+    id="primer-no-python-replay", task="primer melting temperatures", family="primer-tm",
+    failure_mode="The solver lacks Python and never computed the melting temperatures.",
+    target_skill="compute primer melting temperatures with awk",
+)
+SEED = 5  # the calibration rollouts use seeds SEED..SEED+3
+
+
+def solver_passes(instruction: str, seed: int, k: int = 4, success_rate: float = 0.6) -> int:
+    """How many of k scripted rollouts attempt the task (the scripted solver's own rule; its awk recipe then succeeds)."""
+    key = hashlib.sha256(instruction.strip().encode()).hexdigest()[:16]
+    return sum(random.Random(f"{seed + i}:{key}").random() < success_rate for i in range(k))
+
+
+def mixed_primer_task() -> dict[str, str]:
+    """A primer task (no Python) on which the scripted solver passes some but not all of the rollouts."""
+    for r in range(200):
+        draft = FAMILIES["primer-tm"].generate(CASE, random.Random(r))
+        if 0 < solver_passes(draft.files["instruction.md"], SEED) < 4:
+            return draft.files
+    raise AssertionError("no mixed task found")
+
+
+def write_calls(base: str, files: dict[str, str]) -> list[tuple[str, dict]]:
+    return [("write_file", {"path": f"{base}/{rel}", "content": text}) for rel, text in sorted(files.items())]
+
+
+def agentic_recording(task_name: str, files: dict[str, str]) -> list[dict]:
+    base = f"tasks/{task_name}"
+    docker = files["environment/Dockerfile"]
+    flawed = {**files, "environment/Dockerfile": "".join(l + "\n" for l in docker.splitlines() if not l.startswith("COPY"))}
+    replies = [
+        ({"tools": True}, completion(1, content="Read the seed case first.", calls=[("run", {"command": "cat seed_case.yaml && ls skills tools"})])),
+        ({"contains": ["failure_mode"]}, completion(2, content="Write the task.", calls=[("run", {"command": f"mkdir -p {base}"})] + write_calls(base, flawed))),
+        ({}, completion(3, calls=[("run", {"command": f"autoenv-child validate {base}"})])),
+        ({"contains": ["INVALID", "[oracle]"]}, completion(4, content="The data never reached the image: copy it.",
+                                                            calls=[("write_file", {"path": f"{base}/environment/Dockerfile", "content": docker})])),
+        ({}, completion(5, calls=[("run", {"command": f"cd /workspace && autoenv-child validate {base}"})])),
+        ({"contains": ["VALID: all checks passed"]}, completion(6, calls=[("run", {"command": f"autoenv-child solve {base} -k 4"})])),
+        ({"contains": ["ACCEPTED"]}, completion(7, calls=[("finish", {"message": f"{base} is valid and calibrated"})])),
+    ]
+    return [{"expect": expect, "response": response} for expect, response in replies]
+
+
+@pytest.mark.slow
+def test_agentic_with_a_served_model_writes_validates_fixes_and_gets_accepted(dirs):
+    files = mixed_primer_task()
+    name = f"{slug(CASE.id, 20)}-s{SEED}-a0"
+    with ReplayServer(agentic_recording(name, files)) as server:
+        summary = propose(CASE, method="agentic", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
+                          workspace=dirs["workspace"], attempts=1, seed=SEED)
+    assert server.problems == [] and server.served == 7, server.problems
+    record = summary.records[0]
+    assert record.proposer == f"openai:{MODEL}"
+    assert record.accepted, record.reason
+    assert record.rounds == 2, "one failed validation, one after the fix"
+    assert 0 < record.pass_rate < 1
+    accepted = Path(summary.accepted_tasks[0])
+    assert accepted.name == name and (accepted / "environment" / "Dockerfile").read_text() == files["environment/Dockerfile"]
+    tests = [a.detail for a in record.actions if a.kind == "Test"]
+    assert sum("autoenv-child validate" in d for d in tests) == 2 and any("autoenv-child solve" in d for d in tests)
+    assert {a.kind for a in record.actions} == {"Read", "Build", "Write", "Test"}
+    assert validate_task(accepted, force=True, record=False).valid
+
+
+def test_feedback_with_a_served_model_rewrites_after_the_validators_feedback(dirs):
+    files = mixed_primer_task()
+    name = f"{slug(CASE.id, 20)}-s{SEED}-a0"
+    docker = files["environment/Dockerfile"]
+    flawed = {**files, "environment/Dockerfile": "".join(l + "\n" for l in docker.splitlines() if not l.startswith("COPY"))}
+    recording = [
+        {"expect": {"tools": True, "contains": ["Seed case", "write_file"]},
+         "response": completion(1, calls=write_calls(".", flawed) + [("finish", {"message": "written"})])},
+        {"expect": {"contains": ["[oracle]", "Rewrite the files"]},
+         "response": completion(2, calls=[("write_file", {"path": "environment/Dockerfile", "content": docker}), ("finish", {})])},
+    ]
+    with ReplayServer(recording) as server:
+        summary = propose(CASE, method="feedback", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
+                          workspace=dirs["workspace"], attempts=1, seed=SEED)
+    assert server.problems == [] and server.served == 2, server.problems
+    record = summary.records[0]
+    assert record.accepted and record.rounds == 2, record.reason
+    assert Path(record.task_dir).name == name
+
+
+def test_an_unreachable_model_is_an_error_not_a_rejected_attempt(dirs):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    with pytest.raises(PolicyError):
+        propose(CASE, method="prompt", policy="openai", model=MODEL, base_url=url, out_dir=dirs["out"], workspace=dirs["workspace"], attempts=1)
+    assert not (dirs["workspace"] / "memory" / "attempts.jsonl").exists(), "nothing is recorded as the proposer's failure"
