@@ -108,6 +108,19 @@ NEUTRALIZE_PYTEST = (
 PASSING_TEST_SH = "#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\nexit 0\n"
 
 
+#: A conftest.py that reports every test as passed.
+PASS_ALL_CONFTEST = """import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+"""
+
+
 def mentioned_paths(instruction: str) -> list[str]:
     """Absolute file paths named in the instruction, in order, without duplicates."""
     seen: dict[str, None] = {}
@@ -186,6 +199,16 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
             f"    *.py) printf '%s' {q(NEUTRALIZE_PYTEST)} >> \"$f\" 2>/dev/null && report test_rewritten \"$f\" ;;",
             f"    *.sh) printf '%s' {q(PASSING_TEST_SH)} > \"$f\" 2>/dev/null && chmod +x \"$f\" && report test_rewritten \"$f\" ;;",
             "  esac",
+            "done",
+            # plant hooks before the tests arrive: Harbor uploads tests/ into /tests without emptying
+            # it, pytest loads any conftest.py where it collects, and `python -m pytest` run from the
+            # work folder imports a pytest.py found there first
+            "mkdir -p /tests 2>/dev/null",
+            "for d in /tests /tmp \"$(pwd)\" /app; do",
+            f"  [ -d \"$d\" ] && printf '%s' {q(PASS_ALL_CONFTEST)} > \"$d/conftest.py\" 2>/dev/null && report planted_conftest \"$d/conftest.py\"",
+            "done",
+            "for d in \"$(pwd)\" /app; do",
+            "  [ -d \"$d\" ] && printf 'raise SystemExit(0)\\n' > \"$d/pytest.py\" 2>/dev/null && report planted_pytest \"$d/pytest.py\"",
             "done",
         ]
     if "outputs" in families:

@@ -44,6 +44,7 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "empty-output-passes": ("tamper", set(), "empty_output: /app/sum.txt"),
     "too-slow-oracle": ("timeouts", set(), "agent timeout"),
     "no-reward-on-failure": ("nop", set(), "must always write /logs/verifier/reward.txt"),
+    "pytest-plantable": ("tamper", set(), "planted_"),
 }
 
 

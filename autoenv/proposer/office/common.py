@@ -30,7 +30,6 @@ OPENPYXL_PIN = "openpyxl==3.1.5"
 DOCX_PIN = "python-docx==1.1.2"
 
 FIXED_TIMESTAMP = "2024-01-01T00:00:00Z"
-GUARD_PATH = Path(__file__).resolve().parents[2] / "validate" / "guard.sh"
 FORMULA_EVAL_PATH = Path(__file__).with_name("formula_eval.py")
 DOCX_FORMAT_PATH = Path(__file__).with_name("docx_format.py")
 VERIFIERS = Path(__file__).with_name("verifiers")
@@ -38,11 +37,10 @@ CASE_MARKER = "CASE: dict = {}  # filled in by the generator"
 
 
 def guard() -> str:
-    """The autoenv guard lines for the top of tests/test.sh (see autoenv/validate/guard.sh)."""
-    try:
-        return GUARD_PATH.read_text().rstrip("\n") + "\n"
-    except OSError:  # pragma: no cover - the guard ships with autoenv
-        raise RuntimeError(f"{GUARD_PATH} is missing: office task verifiers need the autoenv guard") from None
+    """The autoenv guard lines for the top of tests/test.sh (one copy: autoenv/validate/guard.sh)."""
+    from autoenv.validate.checks import guard_snippet
+
+    return guard_snippet()
 
 
 def write(path: Path, content: str | bytes, *, executable: bool = False) -> None:
@@ -121,25 +119,10 @@ def dockerfile(*packages: str, apt: tuple[str, ...] = ()) -> str:
 
 
 def test_sh(*support: str) -> str:
-    """tests/test.sh: the guard, then tests/test_outputs.py (plus ``support`` modules) run from a fresh folder.
+    """tests/test.sh: the same hardened runner as every template family (templates/base.py)."""
+    from autoenv.proposer.templates.base import pytest_test_sh
 
-    Harbor uploads tests/ into /tests without emptying it first, so the agent could have planted files
-    there (a ``formula_eval/`` package shadows ``formula_eval.py``, a ``conftest.py`` hooks pytest). Only
-    the task's own files are copied to a new temporary folder and run there; ``-c /dev/null`` stops
-    pytest from picking up an ini file from a parent folder, ``--noconftest`` any conftest.py, and
-    ``python3 -I`` keeps the working directory and PYTHON* variables off the import path.
-    """
-    files = " ".join(f"/tests/{f}" for f in ("test_outputs.py", *support))
-    return (
-        "#!/bin/bash\n"
-        + guard()
-        + "mkdir -p /logs/verifier\n"
-        "# run only the uploaded test files, from a fresh folder (see autoenv/proposer/office/common.py)\n"
-        "T=$(mktemp -d)\n"
-        f"cp {files} \"$T\"/ && cd \"$T\" && \\\n"
-        "  python3 -I -m pytest -q -p no:cacheprovider -c /dev/null --rootdir \"$T\" --noconftest \"$T/test_outputs.py\" -rA\n"
-        "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
-    )
+    return pytest_test_sh(*support)
 
 
 def solve_sh(script: str = "solve.py") -> str:

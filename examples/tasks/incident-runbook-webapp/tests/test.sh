@@ -28,7 +28,7 @@ unset __keep __p __pp __k __v __rest __sig __d __pid __f ;;
 esac
 # --- end autoenv guard
 mkdir -p /logs/verifier
-# run only the uploaded test files, from a fresh folder (see autoenv/proposer/office/common.py)
+# run only this task's test files, from a fresh folder
 T=$(mktemp -d)
 cp /tests/test_outputs.py "$T"/ && cd "$T" && \
   python3 -I -m pytest -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
