@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
 
+from autoenv.sandbox.local import cache as image_cache
 from autoenv.sandbox.local import dockerfile as df
 from autoenv.sandbox.local.namespace import BASE_ENV, CommandTimeout, Sandbox
 
@@ -117,6 +118,7 @@ async def build_image(
         if force and final.exists():
             shutil.rmtree(final)
         if (final / "image.json").exists():
+            image_cache.touch(final)
             return Image(final, ImageConfig.model_validate_json((final / "image.json").read_text()))
         dockerfile = environment_dir / "Dockerfile"
         if dockerfile.exists():
@@ -139,6 +141,9 @@ async def build_image(
             else:
                 path.unlink(missing_ok=True)
         staging.rename(final)
+        image_cache.record_size(final)
+        image_cache.touch(final)
+        image_cache.prune(images)
         return Image(final, config)
     except asyncio.TimeoutError:
         raise BuildError(f"{environment_dir}/Dockerfile: build exceeded build_timeout_sec={timeout_sec:g}") from None

@@ -1,0 +1,96 @@
+"""Keep the local image cache bounded.
+
+Every distinct environment (and the proposer makes many) builds its own
+layer, typically tens of MB with its pip installs, so an unbounded cache
+fills a disk within days. Images are evicted least recently used first once
+the cache passes ``AUTOENV_CACHE_MAX_GB`` (default 10); an image used in the
+last hour, or being built, is never evicted, so running sandboxes keep their
+lower layer.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+RECENT_SEC = 3600.0
+LAST_USED = "last_used"
+
+
+@dataclass
+class CachedImage:
+    path: Path
+    size: int
+    last_used: float
+
+
+def max_bytes() -> int:
+    return int(float(os.environ.get("AUTOENV_CACHE_MAX_GB", "10")) * 1024**3)
+
+
+def tree_size(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def touch(image_dir: Path) -> None:
+    """Mark an image as used now (its eviction clock)."""
+    (image_dir / LAST_USED).touch()
+
+
+def record_size(image_dir: Path) -> int:
+    size = tree_size(image_dir / "layer")
+    (image_dir / "size").write_text(str(size))
+    return size
+
+
+def images(images_dir: Path) -> list[CachedImage]:
+    found = []
+    for entry in images_dir.iterdir() if images_dir.is_dir() else []:
+        if not (entry / "image.json").is_file():
+            continue
+        size_file = entry / "size"
+        try:
+            size = int(size_file.read_text())
+        except (OSError, ValueError):
+            size = record_size(entry)
+        marker = entry / LAST_USED
+        last_used = marker.stat().st_mtime if marker.exists() else (entry / "image.json").stat().st_mtime
+        found.append(CachedImage(entry, size, last_used))
+    return found
+
+
+def prune(images_dir: Path, limit: int | None = None, *, recent_sec: float = RECENT_SEC) -> list[Path]:
+    """Evict least recently used images until the cache fits ``limit`` bytes; return what was removed."""
+    limit = max_bytes() if limit is None else limit
+    cached = sorted(images(images_dir), key=lambda image: image.last_used)
+    total = sum(image.size for image in cached)
+    removed: list[Path] = []
+    now = time.time()
+    for image in cached:
+        if total <= limit:
+            break
+        if now - image.last_used < recent_sec:
+            continue
+        lock_path = images_dir / f"{image.path.name}.lock"
+        with open(lock_path, "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # being built or reused right now
+            shutil.rmtree(image.path, ignore_errors=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        # the lock file stays: removing it would let two builders lock different inodes
+        total -= image.size
+        removed.append(image.path)
+    return removed
