@@ -72,19 +72,22 @@ def parse_solver_spec(spec: str) -> SolverSpec:
     if not text:
         raise ValueError("empty solver spec; use e.g. oracle, nop, coin:p=0.5, terminal:policy=scripted or module:Class")
     kwargs: dict[str, Any] = {}
-    head, sep, last = text.rpartition(":")
-    if sep and "=" in last:
-        text = head
-        for item in last.split(","):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise ValueError(f"solver spec {spec!r}: expected key=value, got {item!r}")
-            kwargs[key.strip()] = _value(value.strip())
-    if not text:
+    first, sep, rest = text.partition(":")
+    known = SOLVER_ALIASES.keys() | AUTOENV_AGENTS.keys() | {"oracle", "nop"}
+    if sep and first not in known and "=" not in rest.split(":")[0]:
+        # module.path:Class[:key=value,...]
+        cls, _, options = rest.partition(":")
+        text = f"{first}:{cls}"
+    else:
+        # NAME[:key=value,...]; values may contain ':' (URLs)
+        text, options = first, rest
+    for item in filter(None, options.split(",")) if options else []:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"solver spec {spec!r}: expected key=value, got {item!r}")
+        kwargs[key.strip()] = _value(value.strip())
+    if not text or text.endswith(":"):
         raise ValueError(f"solver spec {spec!r}: missing the solver name before ':'")
-    head, sep, rest = text.partition(":")
-    if sep and head in SOLVER_ALIASES.keys() | AUTOENV_AGENTS.keys() | {"oracle", "nop"}:
-        raise ValueError(f"solver spec {spec!r}: expected key=value options after {head + ':'!r}, got {rest!r}")
     name = text
     agent = SOLVER_ALIASES.get(name, name)
     if ":" not in agent and agent not in AUTOENV_AGENTS and not agent.replace("-", "").replace("_", "").isalnum():

@@ -67,6 +67,7 @@ def test_coin_is_seeded_and_fair():
         ("coin:p=0.5", "autoenv.agents.coin:CoinOracleAgent", {"p": 0.5}),
         ("coin:p=0.25,seed=7", "autoenv.agents.coin:CoinOracleAgent", {"p": 0.25, "seed": 7}),
         ("terminal:policy=scripted,success_rate=0.5", "terminal", {"policy": "scripted", "success_rate": 0.5}),
+        ("terminal:policy=openai,base_url=http://127.0.0.1:8000/v1", "terminal", {"policy": "openai", "base_url": "http://127.0.0.1:8000/v1"}),
         ("my.mod:Solver", "my.mod:Solver", {}),
         ("my.mod:Solver:temperature=0.7,greedy=true", "my.mod:Solver", {"temperature": 0.7, "greedy": True}),
     ],
