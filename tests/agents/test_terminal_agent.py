@@ -3,6 +3,8 @@ scripted policy or by the real ``openai`` client talking to a replay server on l
 
 from __future__ import annotations
 
+from autoenv.trials.runner import ERROR_KINDS
+
 import subprocess
 import sys
 from pathlib import Path
@@ -224,10 +226,11 @@ def _assert_recorded_error(outcome, kind: str, text: str) -> dict:
     files = trial_files(outcome.trial_dir)
     trajectory = assert_valid_atif(files)
     last = trajectory.steps[-1]
-    assert last.source == "system" and last.extra["error"]["type"] == kind and text in last.message
+    # the trajectory keeps the exception's class; the trial summary its kind (runner.ERROR_KINDS)
+    assert last.source == "system" and ERROR_KINDS[last.extra["error"]["type"]] == kind and text in last.message
     meta = files["result"]["agent_result"]["metadata"]
-    assert (meta["stop_reason"], meta["error"]["type"], meta["n_turns"]) == ("policy_error", kind, 0)
-    assert files["result"]["exception_info"]["exception_type"] == kind
+    assert (meta["stop_reason"], ERROR_KINDS[meta["error"]["type"]], meta["n_turns"]) == ("policy_error", kind, 0)
+    assert ERROR_KINDS[files["result"]["exception_info"]["exception_type"]] == kind
     return files
 
 
