@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 def task_with_tests(root: Path, n: int) -> Path:
     task = root / f"tests-{n}"
     shutil.copytree(REPO / "examples" / "tasks" / "fix-median-bug", task)
-    body = "\n".join(f"def test_case_{i}():\n    from stats_utils import median\n    assert median([{i}, {i + 1}, {i + 2}]) == {i + 1}\n" for i in range(n))
+    body = "\n".join(f"def test_case_{i}():\n    from stats_utils import median\n    assert median([{i + 2}, {i}, {i + 1}]) == {i + 1}\n" for i in range(n))
     (task / "tests" / "test_outputs.py").write_text("import sys\nsys.path.insert(0, '/app')\n" + body)
     return task
 
