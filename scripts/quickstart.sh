@@ -6,4 +6,3 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/autoenv flywheel --steps "${STEPS:-3}" --db runs/flywheel.db --out runs/flywheel "$@"
 .venv/bin/autoenv report --db runs/flywheel.db --out runs/report
-echo "report: $(pwd)/runs/report/index.html"
