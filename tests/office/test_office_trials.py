@@ -10,6 +10,8 @@ bundled task.)
 
 from __future__ import annotations
 
+import json
+
 import shutil
 from pathlib import Path
 
@@ -64,10 +66,11 @@ def test_planted_pytest_hooks_do_not_reach_the_verifier(name, tmp_path):
 
     Control: the same task with a plain ``cd /tests; python3 -m pytest ...`` verifier is fooled by them.
     """
-    agent = "tests.office.planting_agent:PlantingAgent"
-    outcome = run_trial(EXAMPLE_TASKS / name, agent, trials_dir=tmp_path / "trials")
+    agent, plant = "adversary", {"cheats": "tests"}  # the validator's adversary, planting only
+    outcome = run_trial(EXAMPLE_TASKS / name, agent, agent_kwargs=plant, trials_dir=tmp_path / "trials")
     assert outcome.error is None, outcome.error_message
-    assert "planted" in (Path(outcome.trial_dir) / "agent" / "planting.txt").read_text()
+    cheats = json.loads((Path(outcome.trial_dir) / "agent" / "adversary.json").read_text())["cheats"]
+    assert {"planted_conftest", "planted_pytest"} <= {c["kind"] for c in cheats}
     assert outcome.reward == 0.0
 
     naive = tmp_path / name
@@ -76,5 +79,5 @@ def test_planted_pytest_hooks_do_not_reach_the_verifier(name, tmp_path):
     start = test_sh.index("T=$(mktemp -d)")
     end = test_sh.index("if [ $? -eq 0 ]")
     (naive / "tests" / "test.sh").write_text(test_sh[:start] + NAIVE_RUN + test_sh[end:])
-    fooled = run_trial(naive, agent, trials_dir=tmp_path / "trials")
+    fooled = run_trial(naive, agent, agent_kwargs=plant, trials_dir=tmp_path / "trials")
     assert fooled.reward == 1.0, "control: the planted files should fool a plain pytest run"
