@@ -93,6 +93,19 @@ StoreHook = Callable[[Kind, Path, BaseModel], None]
 _store_hooks: list[StoreHook] = []
 
 
+def cached_report(task_dir: Path | str, kind: Kind, key: str | None, model: type[R]) -> R | None:
+    """The recorded report of ``kind`` for this exact task content (and settings key, if given), marked cached."""
+    task_dir = Path(task_dir).resolve()
+    content_hash = task_content_hash(task_dir)
+    if key is None:
+        report = latest_record(task_dir, kind, content_hash, model)
+    else:
+        report = load_record(task_dir, kind, key, content_hash, model)
+    if report is not None:
+        report.cached = True  # type: ignore[attr-defined]
+    return report
+
+
 def register_store_hook(hook: StoreHook) -> None:
     """Have ``hook(kind, task_dir, record)`` called for every record saved (the task store plugs in here)."""
     if hook not in _store_hooks:

@@ -190,15 +190,7 @@ def default_trials_dir() -> Path:
 
 
 def cached_calibration(task_dir: Path | str, settings: CalibrationSettings | None = None) -> CalibrationReport | None:
-    task_dir = Path(task_dir).resolve()
-    content_hash = cache.task_content_hash(task_dir)
-    if settings is None:
-        report = cache.latest_record(task_dir, "calibration", content_hash, CalibrationReport)
-    else:
-        report = cache.load_record(task_dir, "calibration", settings.key(), content_hash, CalibrationReport)
-    if report is not None:
-        report.cached = True
-    return report
+    return cache.cached_report(task_dir, "calibration", None if settings is None else settings.key(), CalibrationReport)
 
 
 async def acalibrate(

@@ -101,15 +101,7 @@ def _finish(task_dir: Path, name: str, content_hash: str, settings: ValidationSe
 
 def cached_validation(task_dir: Path | str, settings: ValidationSettings | None = None) -> ValidationReport | None:
     """The recorded report for this exact task content (and settings, if given), or None."""
-    task_dir = Path(task_dir).resolve()
-    content_hash = cache.task_content_hash(task_dir)
-    if settings is None:
-        report = cache.latest_record(task_dir, "validation", content_hash, ValidationReport)
-    else:
-        report = cache.load_record(task_dir, "validation", settings.key(), content_hash, ValidationReport)
-    if report is not None:
-        report.cached = True
-    return report
+    return cache.cached_report(task_dir, "validation", None if settings is None else settings.key(), ValidationReport)
 
 
 async def avalidate_task(
