@@ -9,6 +9,7 @@ import typer
 from autoenv.cli.common import console
 from autoenv.sandbox.local import cache
 from autoenv.sandbox.local.image import cache_root
+from autoenv.sandbox.local.image import remove as remove_image
 
 cache_app = typer.Typer(no_args_is_help=True, help="The local backend's image cache (AUTOENV_CACHE, default ~/.cache/autoenv).")
 
@@ -28,7 +29,7 @@ def prune(
 ) -> None:
     """Evict least recently used images until the cache fits."""
     limit = None if max_gb is None else int(max_gb * 1024**3)
-    removed = cache.prune(cache_root() / "images", limit, recent_sec=0.0 if all_unused else cache.RECENT_SEC)
+    removed = cache.prune(cache_root() / "images", limit, recent_sec=0.0 if all_unused else cache.RECENT_SEC, remove=remove_image)
     console.print(f"removed {len(removed)} image(s)")
 
 

@@ -16,7 +16,7 @@ from harbor.lint.models import DEFAULT_RULES, LintRule
 from harbor.models.task.task import Task
 from pydantic import BaseModel
 
-from autoenv.sandbox.local import dockerfile as df
+from autoenv.sandbox.local.image import base_images
 
 #: Shared-mode verifiers are the Terminal-Bench norm; autoenv's validator
 #: probes them for tampering instead (see autoenv.validate), so Harbor's
@@ -84,19 +84,10 @@ def check_task(path: Path, *, env: str = "local") -> list[Problem]:
         tests_text = "\n".join(p.read_text(errors="replace") for p in (path / "tests").rglob("*") if p.is_file() and p.suffix in {".sh", ".py", ""})
         if not REWARD_FILE.search(tests_text):
             problems.append(Problem(path=str(test_sh), message="never writes /logs/verifier/reward.txt or reward.json", rule="autoenv-tests"))
-    if env == "local":
-        dockerfile = path / "environment" / "Dockerfile"
-        if dockerfile.is_file():
-            try:
-                instructions = df.parse(dockerfile)
-            except df.DockerfileError as exc:
-                problems.append(Problem(path=str(dockerfile), message=exc.message, rule="autoenv-local-dockerfile", line=exc.line or None))
-            else:
-                base = next(i for i in instructions if i.keyword == "FROM").args.split()[0]
-                if "$" not in base and not df.is_supported_base(base):
-                    line = next(i.line for i in instructions if i.keyword == "FROM")
-                    problems.append(Problem(path=str(dockerfile), line=line, rule="autoenv-local-dockerfile",
-                                            message=f"base image {base!r} cannot be stood in for by the local backend"))
-        elif not task.config.environment.docker_image:
-            problems.append(Problem(path=str(dockerfile), message="no Dockerfile and no environment.docker_image", rule="autoenv-environment"))
+    dockerfile = path / "environment" / "Dockerfile"
+    if dockerfile.is_file():
+        if not base_images(dockerfile.read_text(errors="replace")):
+            problems.append(Problem(path=str(dockerfile), message="no FROM instruction naming a base image", rule="autoenv-environment"))
+    elif not task.config.environment.docker_image:
+        problems.append(Problem(path=str(dockerfile), message="no Dockerfile and no environment.docker_image", rule="autoenv-environment"))
     return problems

@@ -1,4 +1,4 @@
-"""Docker-less Harbor environment: namespaces + overlayfs on the host system."""
+"""Daemonless Harbor environment: buildah images, runc (or runsc) containers."""
 
 from autoenv.sandbox.local.environment import LocalEnvironment
 

@@ -16,6 +16,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 RECENT_SEC = 3600.0
 LAST_USED = "last_used"
@@ -48,8 +49,9 @@ def touch(image_dir: Path) -> None:
     (image_dir / LAST_USED).touch()
 
 
-def record_size(image_dir: Path) -> int:
-    size = tree_size(image_dir / "layer")
+def record_size(image_dir: Path, size: int | None = None) -> int:
+    """Store the image's size (as the image store reports it; its own files where none is given)."""
+    size = tree_size(image_dir) if size is None else size
     (image_dir / "size").write_text(str(size))
     return size
 
@@ -70,7 +72,8 @@ def images(images_dir: Path) -> list[CachedImage]:
     return found
 
 
-def prune(images_dir: Path, limit: int | None = None, *, recent_sec: float = RECENT_SEC) -> list[Path]:
+def prune(images_dir: Path, limit: int | None = None, *, recent_sec: float = RECENT_SEC,
+          remove: Callable[[Path], None] | None = None) -> list[Path]:
     """Evict least recently used images until the cache fits ``limit`` bytes; return what was removed."""
     limit = max_bytes() if limit is None else limit
     cached = sorted(images(images_dir), key=lambda image: image.last_used)
@@ -88,9 +91,16 @@ def prune(images_dir: Path, limit: int | None = None, *, recent_sec: float = REC
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # being built or reused right now
-            shutil.rmtree(image.path, ignore_errors=True)
+            (remove or _remove_default)(image.path)
             fcntl.flock(lock, fcntl.LOCK_UN)
         # the lock file stays: removing it would let two builders lock different inodes
         total -= image.size
         removed.append(image.path)
+    if removed and remove is not None:
+        remove(None)  # let the image store drop layers no image uses any more
     return removed
+
+
+def _remove_default(path: Path | None) -> None:
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)

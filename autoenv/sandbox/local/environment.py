@@ -1,41 +1,61 @@
-"""Harbor environment that runs tasks without a container engine.
+"""Harbor environment that runs each sandbox as an OCI container, without a daemon.
 
 Load it in Harbor with ``import_path = "autoenv.sandbox.local:LocalEnvironment"``
-(``harbor run --environment-import-path ...``) or through autoenv with
-``--env local`` (the default). The Dockerfile is replayed into a cached overlay
-layer (see :mod:`autoenv.sandbox.local.image`) and each trial gets its own
-namespace sandbox on top of it (see :mod:`autoenv.sandbox.local.namespace`).
+(``harbor trial start -e autoenv.sandbox.local:LocalEnvironment``) or through
+autoenv with ``--env local`` (the default). The Dockerfile is built by buildah
+(:mod:`autoenv.sandbox.local.image`) and each trial runs in its own container
+under runc, or gVisor's runsc with ``runtime="runsc"``
+(:mod:`autoenv.sandbox.local.container`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-import shutil
+import tarfile
+import io
 import uuid
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFailedError
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.definition import environment_content_hash
+from harbor.environments.tar_transfer import extract_dir
 from harbor.models.trial.paths import EnvironmentPaths
 
+from autoenv.sandbox.local import oci
+from autoenv.sandbox.local.container import RUNTIMES, Container, ContainerConfig, SandboxError, pack, runtime_problem
 from autoenv.sandbox.local.image import BuildError, Image, build_image, cache_root
-from autoenv.sandbox.local.namespace import BASE_ENV, Limits, Sandbox
+
+#: Environment every sandboxed process starts from, under the image's own ENV:
+#: never the caller's, so API keys and the host's PATH do not leak into tasks.
+BASE_ENV = {"PATH": oci.DEFAULT_PATH, "HOME": "/root", "TERM": "xterm", "HOSTNAME": "sandbox"}
+
+#: Name of the file in the trial folder that records the image (and any stand-in base) the trial ran on.
+IMAGE_RECORD = "autoenv-image.json"
 
 
 class LocalEnvironment(BaseEnvironment):
-    """A Harbor environment backed by Linux namespaces and overlayfs."""
+    """A Harbor environment backed by buildah images and an OCI runtime (runc or runsc)."""
 
-    def __init__(self, *args, mask_paths: list[str] | None = None, **kwargs):
-        self._extra_masks = [Path(p) for p in (mask_paths or [])]
-        self._sandbox: Sandbox | None = None
+    def __init__(self, *args, runtime: str | None = None, **kwargs):
+        self._runtime = runtime or os.environ.get("AUTOENV_RUNTIME", "runc")
+        if self._runtime not in RUNTIMES:
+            raise ValueError(f"runtime {self._runtime!r} is not one of {', '.join(RUNTIMES)}")
+        self._container: Container | None = None
         self._image: Image | None = None
         super().__init__(*args, **kwargs)
 
     @staticmethod
     def type() -> str:
         return "local"
+
+    @classmethod
+    def preflight(cls) -> None:
+        problem = runtime_problem(os.environ.get("AUTOENV_RUNTIME", "runc"))
+        if problem:
+            raise SystemExit(f"--env local cannot run here: {problem}")
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
@@ -52,14 +72,10 @@ class LocalEnvironment(BaseEnvironment):
 
     # -- lifecycle -----------------------------------------------------------------
 
-    def _mask_paths(self) -> list[Path]:
-        """Host paths hidden inside the sandbox: the task (its solution and tests),
-        the trial outputs, other sandboxes, plus anything configured."""
-        masks = [self.environment_dir.parent, self.trial_paths.trial_dir.parent, cache_root() / "sandboxes"]
-        masks += [Path(p) for p in os.environ.get("AUTOENV_MASK_PATHS", "").split(":") if p]
-        return [m.resolve() for m in masks + self._extra_masks]
-
     async def start(self, force_build: bool) -> None:
+        problem = runtime_problem(self._runtime)
+        if problem:
+            raise SandboxError(f"--env local cannot run here: {problem}")
         key = environment_content_hash(self.environment_dir, docker_image=self.task_env_config.docker_image)
         try:
             self._image = await build_image(
@@ -71,38 +87,61 @@ class LocalEnvironment(BaseEnvironment):
             )
         except BuildError as exc:
             raise SandboxBuildFailedError(str(exc)) from exc
-        root = cache_root() / "sandboxes" / f"{self.session_id}-{uuid.uuid4().hex[:6]}"
+        self._record_image()
         cpus = self._effective_cpus
-        self._sandbox = Sandbox(
-            root=root,
-            image_layer=self._image.layer,
-            network=not self._network_disabled,
-            hostname=self.environment_name[:60] or "sandbox",
-            mask_paths=self._mask_paths(),
-            limits=Limits(memory_mb=self._effective_memory_mb, cpus=float(cpus) if cpus else None),
+        container_id = f"{self.session_id[:40]}-{uuid.uuid4().hex[:8]}".replace("/", "-")
+        self._container = Container(
+            container_id,
+            cache_root() / "sandboxes" / container_id,
+            ContainerConfig(
+                rootfs=self._image.rootfs,
+                env={**BASE_ENV, **self._image.config.env, "HOSTNAME": self._hostname()},
+                hostname=self._hostname(),
+                network=not self._network_disabled,
+                resources=oci.Resources(memory_mb=self._effective_memory_mb, cpus=float(cpus) if cpus else None),
+                storage_mb=self._effective_storage_mb,
+                runtime=self._runtime,
+            ),
         )
-        self._sandbox.spawn()
-        await asyncio.to_thread(self._sandbox.wait_ready)
+        await asyncio.to_thread(self._container.start)
         # Docker providers get these from their compose mounts; Harbor's agents
         # and verifier expect them to exist and be writable by any task user.
         paths = EnvironmentPaths.for_os(self.os)
         await self.ensure_dirs([paths.agent_dir, paths.verifier_dir, paths.artifacts_dir])
         await self._upload_environment_dir_after_start()
 
+    def _hostname(self) -> str:
+        name = "".join(c if c.isalnum() or c == "-" else "-" for c in self.environment_name)[:60].strip("-")
+        return name or "sandbox"
+
+    def _record_image(self) -> None:
+        """Which image the trial ran on and what stood in for its base (never silent)."""
+        assert self._image is not None
+        record = {
+            "image": self._image.config.image,
+            "runtime": self._runtime,
+            "substitutions": [s.model_dump() for s in self._image.config.substitutions],
+        }
+        try:
+            self.trial_paths.trial_dir.mkdir(parents=True, exist_ok=True)
+            (self.trial_paths.trial_dir / IMAGE_RECORD).write_text(json.dumps(record, indent=2))
+        except OSError:
+            pass
+        for sub in self._image.config.substitutions:
+            self.logger.info(f"base image stand-in: {sub.note}")
+
     async def stop(self, delete: bool):
-        if self._sandbox is None:
+        if self._container is None:
             return
-        sandbox, self._sandbox = self._sandbox, None
-        await asyncio.to_thread(sandbox.stop)
-        if delete:
-            await asyncio.to_thread(shutil.rmtree, sandbox.root, True)
+        container, self._container = self._container, None
+        await asyncio.to_thread(container.stop)
 
     # -- commands ------------------------------------------------------------------
 
-    def _require(self) -> Sandbox:
-        if self._sandbox is None:
-            raise RuntimeError("local environment is not started")
-        return self._sandbox
+    def _require(self) -> Container:
+        if self._container is None:
+            raise SandboxError("local environment is not started")
+        return self._container
 
     async def exec(
         self,
@@ -112,17 +151,15 @@ class LocalEnvironment(BaseEnvironment):
         timeout_sec: int | None = None,
         user: str | int | None = None,
     ) -> ExecResult:
-        sandbox = self._require()
+        container = self._require()
         assert self._image is not None
-        image = self._image.config
         user = self._resolve_user(user)
         if user is None:
-            user = image.user
-        merged_env = {**BASE_ENV, **image.env, **(self._merge_env(env) or {})}
-        result = await sandbox.run(
-            command,
-            cwd=cwd or self.task_env_config.workdir or image.workdir,
-            env=merged_env,
+            user = self._image.config.user
+        result = await container.run(
+            ["bash", "-c", command],
+            cwd=cwd or self.task_env_config.workdir or self._image.config.workdir,
+            env=self._merge_env(env) or {},
             user=user,
             timeout=timeout_sec,
         )
@@ -135,30 +172,39 @@ class LocalEnvironment(BaseEnvironment):
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
 
     # -- files ---------------------------------------------------------------------
-    # The sandbox's root is reachable from the host as /proc/<init>/root, so
-    # transfers are plain copies with no tar round-trip through a shell.
+    # Tar streams through the runtime: no sandbox path is ever resolved on the host,
+    # and what comes out is extracted with tarfile's "data" filter (no links out).
 
     async def upload_file(self, source_path: Path | str, target_path: str):
-        target = self._require().host_path(target_path)
-        await asyncio.to_thread(_copy_file, Path(source_path), target)
+        target = PurePosixPath(target_path)
+        archive = await asyncio.to_thread(pack, Path(source_path), target.name)
+        await self._require().put_archive(archive, str(target.parent))
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str):
-        target = self._require().host_path(target_dir)
-        await asyncio.to_thread(shutil.copytree, Path(source_dir), target, symlinks=True, dirs_exist_ok=True)
+        archive = await asyncio.to_thread(pack, Path(source_dir), ".")
+        await self._require().put_archive(archive, target_dir)
 
     async def download_file(self, source_path: str, target_path: Path | str):
-        source = self._require().host_path(source_path)
-        if not source.is_file():
-            raise FileNotFoundError(f"{source_path} not found in the sandbox")
-        await asyncio.to_thread(_copy_file, source, Path(target_path))
+        # follow links inside the sandbox (its own root), never on the host
+        data = await self._require().get_archive(source_path, follow=True)
+        await asyncio.to_thread(_extract_one, data, Path(target_path))
 
     async def download_dir(self, source_dir: str, target_dir: Path | str):
-        source = self._require().host_path(source_dir)
-        if not source.is_dir():
-            raise FileNotFoundError(f"{source_dir} not found in the sandbox")
-        await asyncio.to_thread(shutil.copytree, source, Path(target_dir), symlinks=True, dirs_exist_ok=True)
+        data = await self._require().get_archive(source_dir.rstrip("/") + "/.", follow=False)
+        await asyncio.to_thread(extract_dir, io.BytesIO(data), Path(target_dir))
 
 
-def _copy_file(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source, target)
+def _extract_one(data: bytes, target: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        member = next((m for m in tar if m.isfile()), None)
+        if member is None:
+            raise FileNotFoundError(f"not a regular file in the sandbox: {target.name}")
+        source = tar.extractfile(member)
+        assert source is not None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:6]}")
+        with open(tmp, "wb") as out:
+            while chunk := source.read(1 << 20):
+                out.write(chunk)
+        os.chmod(tmp, member.mode & 0o755 | 0o600)
+        os.replace(tmp, target)

@@ -1,58 +1,39 @@
-"""Build a task's Dockerfile into a cached overlay layer.
+"""Build a task's environment into an OCI image with buildah, and give its root filesystem to sandboxes.
 
-The result plays the part of a Docker image: a directory of files the
-Dockerfile added or changed on top of the host system, plus the ENV, WORKDIR
-and USER it left behind. Layers are keyed by Harbor's environment content hash,
-so each environment builds once per machine and parallel trials share it.
+buildah (Debian's package) is a real, daemonless OCI builder: full Dockerfile
+semantics (multi-stage builds, ``COPY --from``, ``apt-get install`` and
+``pip install`` against the registries, build steps isolated by runc with
+Docker's defaults) and a layer cache shared by every task with the same
+instruction prefix. Base images are pulled where a registry answers and made
+from Debian's packages where none does (:mod:`autoenv.sandbox.local.standins`).
+
+Each built image gets one read-only working container whose mounted root is the
+lower layer of every sandbox of that image. Images are keyed by Harbor's
+environment content hash and kept under an LRU bound (:mod:`.cache`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
-import shlex
+import re
 import shutil
-import tarfile
-import uuid
-from pathlib import Path, PurePosixPath
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from autoenv.sandbox.local import cache as image_cache
-from autoenv.sandbox.local import dockerfile as df
-from autoenv.sandbox.local.namespace import BASE_ENV, CommandTimeout, Sandbox
+from autoenv.sandbox.local import standins
+from autoenv.sandbox.local.standins import Substitution
 
-BUILDER_VERSION = "2"
-
-APT_SHIM = r"""#!/bin/sh
-# autoenv local backend: apt cannot install into the host system, so only
-# packages the host already has are accepted.
-sub=""
-for a in "$@"; do case "$a" in -*) ;; *) if [ -z "$sub" ]; then sub="$a"; fi ;; esac; done
-case "$sub" in
-  install)
-    missing=""
-    seen_sub=""
-    for a in "$@"; do
-      case "$a" in -*) continue ;; esac
-      if [ -z "$seen_sub" ]; then seen_sub=1; continue; fi
-      pkg="${a%%=*}"
-      if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-        # a virtual package (libc-dev, ...) is satisfied by an installed provider
-        if ! dpkg-query -W -f='${Provides}\n' 2>/dev/null | tr ',' '\n' | sed 's/ *(.*//; s/^ *//' | grep -qx "$pkg"; then
-          missing="$missing $pkg"
-        fi
-      fi
-    done
-    if [ -n "$missing" ]; then
-      echo "autoenv local backend: apt package(s)$missing not installed on the host; the local backend cannot install system packages (install them on the host, or use --env docker)" >&2
-      exit 100
-    fi
-    exit 0 ;;
-  *) exit 0 ;;
-esac
-"""
+BUILDER_VERSION = "3"
+IMAGE_REPO = "localhost/autoenv/env"
+ROOTFS_PREFIX = "autoenv-rootfs-"
 
 
 class BuildError(Exception):
@@ -61,11 +42,19 @@ class BuildError(Exception):
 
 class ImageConfig(BaseModel):
     key: str
-    base: str
+    image: str
     env: dict[str, str] = Field(default_factory=dict)
     workdir: str = "/"
     user: str | None = None
+    substitutions: list[Substitution] = Field(default_factory=list)
     builder_version: str = BUILDER_VERSION
+
+
+class Image:
+    def __init__(self, directory: Path, config: ImageConfig, rootfs: Path):
+        self.directory = directory
+        self.config = config
+        self.rootfs = rootfs
 
 
 def cache_root() -> Path:
@@ -73,29 +62,107 @@ def cache_root() -> Path:
     return Path(root)
 
 
-class Image:
-    def __init__(self, directory: Path, config: ImageConfig):
-        self.directory = directory
-        self.config = config
-
-    @property
-    def layer(self) -> Path:
-        return self.directory / "layer"
+def images_dir() -> Path:
+    return cache_root() / "images"
 
 
-def _resolve(workdir: str, path: str) -> str:
-    return str(PurePosixPath(workdir) / path) if not path.startswith("/") else path
+@contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _copy_into(src: Path, dest_host: Path, *, into_dir: bool) -> None:
-    """Docker COPY semantics: a directory's *contents* are copied."""
-    if src.is_dir():
-        dest_host.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(src, dest_host, dirs_exist_ok=True, symlinks=True)
-        return
-    target = dest_host / src.name if into_dir else dest_host
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, target)
+def _buildah(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(["buildah", *args], capture_output=True, text=True, cwd="/")
+    if check and result.returncode != 0:
+        raise BuildError(f"buildah {' '.join(args[:3])}: {result.stderr.strip()[-1500:]}")
+    return result
+
+
+# -- base images -----------------------------------------------------------------------
+
+_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.IGNORECASE | re.MULTILINE)
+_ARG = re.compile(r"^\s*ARG\s+(\w+)(?:=(\S*))?", re.IGNORECASE | re.MULTILINE)
+
+
+def base_images(dockerfile_text: str) -> list[str]:
+    """The external images a Dockerfile starts from (stages and ``scratch`` excluded)."""
+    args = {m.group(1): (m.group(2) or "").strip("\"'") for m in _ARG.finditer(dockerfile_text.split("\nFROM")[0])}
+    stages: set[str] = set()
+    bases: list[str] = []
+    for match in _FROM.finditer(dockerfile_text):
+        ref = re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), match.group(1))
+        if ref.lower() != "scratch" and ref.lower() not in stages and ref not in bases:
+            bases.append(ref)
+        if match.group(2):
+            stages.add(match.group(2).lower())
+    return bases
+
+
+_pull_failed: dict[str, str] = {}
+
+
+def _registry(ref: str) -> str:
+    first = ref.split("/")[0]
+    return first if ("." in first or ":" in first or first == "localhost") and "/" in ref else "docker.io"
+
+
+def ensure_base(ref: str, log) -> Substitution | None:
+    """Make ``ref`` resolvable without a registry: present, pulled, or a stand-in tagged as ``ref``."""
+    marker = images_dir() / "standins" / (re.sub(r"[^\w.-]", "_", ref) + ".json")
+    if standins.image_exists(ref):
+        if not marker.is_file():
+            return None  # a real image (pulled or loaded by the user)
+        sub = Substitution.model_validate_json(marker.read_text())
+        log.write(f"autoenv: base image {ref} is a stand-in: {sub.note}\n")
+        return sub
+    registry = _registry(ref)
+    if os.environ.get("AUTOENV_OFFLINE") != "1" and registry not in _pull_failed:
+        pulled = subprocess.run(["buildah", "pull", "--quiet", ref], capture_output=True, text=True, timeout=600, cwd="/")
+        if pulled.returncode == 0:
+            log.write(f"autoenv: pulled {ref}\n")
+            return None
+        _pull_failed[registry] = pulled.stderr.strip().splitlines()[-1] if pulled.stderr.strip() else "pull failed"
+    standin = standins.standin_for(ref)
+    if standin is None:
+        raise BuildError(
+            f"base image {ref!r} could not be pulled ({_pull_failed.get(registry, 'offline')}) and autoenv has no stand-in for it; "
+            f"stand-ins exist for: {', '.join(standins.supported_patterns())}"
+        )
+    with _locked(images_dir() / "standins" / f"{standin.image.replace('/', '_')}.lock"):
+        if not standins.image_exists(standin.image):
+            message = f"autoenv: making stand-in {standin.image} for {ref} (first use; Debian packages via mmdebstrap)\n"
+            log.write(message)
+            print(message.strip(), file=sys.stderr)
+            try:
+                standins.ensure_image(standin, log)
+            except (RuntimeError, subprocess.CalledProcessError) as exc:
+                raise BuildError(f"could not make the stand-in for {ref}: {exc}") from exc
+    _buildah("tag", standin.image, ref)
+    sub = Substitution(requested=ref, stand_in=standin.image, note=standin.note)
+    marker.write_text(sub.model_dump_json())
+    log.write(f"autoenv: base image {ref} is a stand-in: {sub.note}\n")
+    return sub
+
+
+# -- building --------------------------------------------------------------------------
+
+
+def _step_line(dockerfile: Path, output: str) -> str:
+    """``Dockerfile:N`` for buildah's ``building at STEP "..."`` error, when the step can be found."""
+    match = re.search(r'building at STEP "([^"]*)', output)
+    if not match:
+        return str(dockerfile)
+    step = match.group(1).strip()
+    for number, line in enumerate(dockerfile.read_text(errors="replace").splitlines(), 1):
+        if line.strip() and step.startswith(line.strip().rstrip("\\").strip()[:60]):
+            return f"{dockerfile}:{number}"
+    return str(dockerfile)
 
 
 async def build_image(
@@ -107,153 +174,110 @@ async def build_image(
     force: bool = False,
     log_path: Path | None = None,
 ) -> Image:
-    """Build (or reuse) the layer for ``environment_dir``; raise BuildError with the failing line."""
-    images = cache_root() / "images"
-    images.mkdir(parents=True, exist_ok=True)
+    """Build (or reuse) the image of ``environment_dir``; raise BuildError naming the failing line."""
     key = f"{key}-v{BUILDER_VERSION}"
-    final = images / key
-    lock_file = open(images / f"{key}.lock", "w")
+    directory = images_dir() / key
+    lock = images_dir() / f"{key}.lock"
+    await asyncio.to_thread(_acquire, lock)
     try:
-        await asyncio.to_thread(fcntl.flock, lock_file, fcntl.LOCK_EX)
-        if force and final.exists():
-            shutil.rmtree(final)
-        if (final / "image.json").exists():
-            image_cache.touch(final)
-            return Image(final, ImageConfig.model_validate_json((final / "image.json").read_text()))
-        dockerfile = environment_dir / "Dockerfile"
-        if dockerfile.exists():
-            config, layer = await asyncio.wait_for(_build_dockerfile(environment_dir, dockerfile, key, images, log_path), timeout=timeout_sec)
-        elif docker_image:
-            if not df.is_supported_base(docker_image):
-                raise BuildError(f"task.toml: docker_image {docker_image!r} is not a base image the local backend can stand in for (supported: {', '.join(df.base_image_patterns())})")
-            layer = images / f"{key}.build-{uuid.uuid4().hex[:8]}" / "upper"
-            layer.mkdir(parents=True)
-            config = ImageConfig(key=key, base=docker_image, env={})
-        else:
-            raise BuildError(f"{environment_dir}: no Dockerfile and no docker_image in task.toml")
-        staging = layer.parent
-        (staging / "image.json").write_text(config.model_dump_json(indent=2))
-        layer.rename(staging / "layer")
-        for leftover in ("work", "merged", "ready", "holder.log"):
-            path = staging / leftover
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-        staging.rename(final)
-        image_cache.record_size(final)
-        image_cache.touch(final)
-        image_cache.prune(images)
-        return Image(final, config)
+        return await asyncio.wait_for(
+            asyncio.to_thread(_build_locked, environment_dir, key, directory, docker_image, force, log_path),
+            timeout=timeout_sec,
+        )
     except asyncio.TimeoutError:
         raise BuildError(f"{environment_dir}/Dockerfile: build exceeded build_timeout_sec={timeout_sec:g}") from None
     finally:
-        fcntl.flock(lock_file, fcntl.LOCK_UN)
-        lock_file.close()
+        _release(lock)
 
 
-async def _build_dockerfile(environment_dir: Path, dockerfile: Path, key: str, images: Path, log_path: Path | None) -> tuple[ImageConfig, Path]:
+_held: dict[Path, object] = {}
+
+
+def _acquire(lock: Path) -> None:
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(lock, "w")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    _held[lock] = handle
+
+
+def _release(lock: Path) -> None:
+    handle = _held.pop(lock, None)
+    if handle is not None:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def _build_locked(environment_dir: Path, key: str, directory: Path, docker_image: str | None, force: bool, log_path: Path | None) -> Image:
+    meta = directory / "image.json"
+    tag = f"{IMAGE_REPO}:{key}"
+    if force:
+        remove(directory)
+    if meta.is_file() and standins.image_exists(tag):
+        config = ImageConfig.model_validate_json(meta.read_text())
+        image_cache.touch(directory)
+        return Image(directory, config, _rootfs(key, tag))
+    directory.mkdir(parents=True, exist_ok=True)
+    log_file = log_path or directory / "build.log"
+    with open(log_file, "a") as log:
+        dockerfile = environment_dir / "Dockerfile"
+        if dockerfile.is_file():
+            bases = base_images(dockerfile.read_text(errors="replace"))
+        elif docker_image:
+            bases = [docker_image]
+        else:
+            raise BuildError(f"{environment_dir}: no Dockerfile and no docker_image in task.toml")
+        subs = [s for s in (ensure_base(b, log) for b in bases) if s is not None]
+        if dockerfile.is_file():
+            log.write(f"$ buildah bud {environment_dir}\n")
+            log.flush()
+            result = subprocess.run(
+                ["buildah", "bud", "--layers", "--pull=never", "--force-rm", "-t", tag, "-f", str(dockerfile), str(environment_dir)],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd="/",
+            )
+            log.write(result.stdout)
+            if result.returncode != 0:
+                lines = [ln for ln in result.stdout.splitlines() if ln.strip()]
+                raise BuildError(f"{_step_line(dockerfile, result.stdout)}: build failed:\n" + "\n".join(lines[-25:]))
+        else:
+            _buildah("tag", docker_image, tag)
+    info = json.loads(_buildah("inspect", "--type", "image", tag).stdout)
+    cfg = (info.get("OCIv1") or {}).get("config") or {}
+    env = dict(item.split("=", 1) for item in cfg.get("Env") or [] if "=" in item)
+    config = ImageConfig(key=key, image=tag, env=env, workdir=cfg.get("WorkingDir") or "/", user=cfg.get("User") or None, substitutions=subs)
+    rootfs = _rootfs(key, tag)
+    meta.write_text(config.model_dump_json(indent=2))
+    image_cache.record_size(directory, _image_size(tag))
+    image_cache.touch(directory)
+    image_cache.prune(images_dir(), remove=remove)
+    return Image(directory, config, rootfs)
+
+
+def _image_size(tag: str) -> int:
+    result = _buildah("images", "--json", tag, check=False)
     try:
-        instructions = df.parse(dockerfile)
-    except df.DockerfileError as exc:
-        raise BuildError(str(exc)) from exc
-    root = images / f"{key}.build-{uuid.uuid4().hex[:8]}"
-    sandbox = Sandbox(root=root, network=True, hostname="build")
-    args: dict[str, str] = {}
-    env: dict[str, str] = {}
-    workdir = "/"
-    user: str | None = None
-    base = ""
-    log = open(log_path, "a") if log_path else None
-    started = False
+        return int(json.loads(result.stdout)[0].get("size", 0))
+    except (ValueError, IndexError, TypeError):
+        return 0
 
-    def fail(ins: df.Instruction, message: str) -> BuildError:
-        return BuildError(f"{dockerfile}:{ins.line}: {ins.keyword} {ins.args[:200]}: {message}")
 
-    try:
-        for ins in instructions:
-            variables = {**args, **env}
-            if ins.keyword == "ARG":
-                name, _, default = ins.args.partition("=")
-                args[name.strip()] = df.substitute(default.strip().strip('"'), variables)
-            elif ins.keyword == "FROM":
-                base = df.substitute(ins.args.split()[0], variables)
-                if not df.is_supported_base(base):
-                    raise fail(ins, f"base image {base!r} is not one the local backend can stand in for (supported: {', '.join(df.base_image_patterns())}; extend with AUTOENV_LOCAL_BASE_IMAGES)")
-                sandbox.spawn()
-                await asyncio.to_thread(sandbox.wait_ready)
-                started = True
-                shim_dir = sandbox.host_path("/tmp/.autoenv-shims")
-                shim_dir.mkdir(parents=True, exist_ok=True)
-                for name in ("apt-get", "apt"):
-                    (shim_dir / name).write_text(APT_SHIM)
-                    (shim_dir / name).chmod(0o755)
-            elif ins.keyword == "ENV":
-                try:
-                    for k, v in df.parse_env_args(ins.args).items():
-                        env[k] = df.substitute(v, {**args, **env})
-                except ValueError as exc:
-                    raise fail(ins, str(exc)) from exc
-            elif ins.keyword == "WORKDIR":
-                workdir = _resolve(workdir, df.substitute(ins.args.strip(), variables))
-                sandbox.host_path(workdir).mkdir(parents=True, exist_ok=True)
-            elif ins.keyword == "USER":
-                user = df.substitute(ins.args.strip(), variables).split(":")[0]
-                check = await sandbox.run(["id", "-u", user], env={**BASE_ENV})
-                if check.return_code != 0:
-                    raise fail(ins, f"user {user!r} does not exist in the image")
-            elif ins.keyword in ("COPY", "ADD"):
-                if "from" in ins.flags:
-                    raise fail(ins, "COPY --from (multi-stage) is not supported by the local backend")
-                parts = ins.exec_form() or shlex.split(df.substitute(ins.args, variables))
-                if len(parts) < 2:
-                    raise fail(ins, "needs at least one source and a destination")
-                *sources, dest = parts
-                dest = _resolve(workdir, dest)
-                into_dir = dest.endswith("/") or len(sources) > 1
-                for source in sources:
-                    if "://" in source:
-                        raise fail(ins, "remote URLs are not supported by the local backend (the sandbox build has no general network)")
-                    matches = sorted(environment_dir.glob(source)) if any(c in source for c in "*?[") else [environment_dir / source]
-                    for src in matches:
-                        if not src.resolve().is_relative_to(environment_dir.resolve()):
-                            raise fail(ins, f"source {source!r} is outside the build context")
-                        if not src.exists():
-                            raise fail(ins, f"source {source!r} not found in the build context {environment_dir}")
-                        dest_host = sandbox.host_path(dest)
-                        if ins.keyword == "ADD" and src.is_file() and tarfile.is_tarfile(src):
-                            dest_host.mkdir(parents=True, exist_ok=True)
-                            with tarfile.open(src) as tf:
-                                tf.extractall(dest_host, filter="data")
-                        else:
-                            is_dir_dest = into_dir or (dest_host.is_dir() and src.is_file())
-                            await asyncio.to_thread(_copy_into, src, dest_host, into_dir=is_dir_dest)
-                if "chown" in ins.flags:
-                    owner = ins.flags["chown"]
-                    result = await sandbox.run(["chown", "-R", owner, dest])
-                    if result.return_code != 0:
-                        raise fail(ins, f"chown {owner}: {result.stderr.strip()}")
-            elif ins.keyword == "RUN":
-                command = ins.exec_form() or ins.args
-                run_env = {**BASE_ENV, **args, **env, "PATH": "/tmp/.autoenv-shims:" + env.get("PATH", BASE_ENV["PATH"])}
-                result = await sandbox.run(command if isinstance(command, list) else ["/bin/sh", "-c", command], cwd=workdir, env=run_env, user=user)
-                if log:
-                    log.write(f"$ {ins.args}\n{result.stdout}{result.stderr}\n")
-                if result.return_code != 0:
-                    tail = (result.stdout + result.stderr).strip()[-1500:]
-                    raise fail(ins, f"exited with code {result.return_code}:\n{tail}")
-            # IGNORED instructions: nothing to do (Harbor never uses CMD/ENTRYPOINT).
-    except CommandTimeout as exc:
-        raise BuildError(f"{dockerfile}: {exc}") from exc
-    except BaseException:
-        if started:
-            await asyncio.to_thread(sandbox.stop)
-            started = False
-        shutil.rmtree(root, ignore_errors=True)
-        raise
-    finally:
-        if started:
-            await asyncio.to_thread(sandbox.stop)
-        if log:
-            log.close()
-    return ImageConfig(key=key, base=base, env=env, workdir=workdir, user=user), sandbox.upper_dir
+def _rootfs(key: str, tag: str) -> Path:
+    """The mounted root of the image's read-only working container (made on first use)."""
+    name = ROOTFS_PREFIX + key
+    if _buildah("inspect", "--type", "container", name, check=False).returncode != 0:
+        _buildah("from", "--pull=never", "--name", name, tag)
+    path = Path(_buildah("mount", name).stdout.strip())
+    if not path.is_dir():
+        raise BuildError(f"buildah mounted {name} at {path}, which is not a directory")
+    return path
+
+
+def remove(directory: Path | None) -> None:
+    """Forget an image: its working container, its tag (layers shared with others stay) and its metadata.
+    ``None``: drop the layers that no image uses any more."""
+    if directory is None:
+        _buildah("rmi", "--prune", check=False)
+        return
+    key = directory.name
+    _buildah("rm", ROOTFS_PREFIX + key, check=False)
+    _buildah("rmi", f"{IMAGE_REPO}:{key}", check=False)
+    shutil.rmtree(directory, ignore_errors=True)

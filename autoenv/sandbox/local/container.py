@@ -1,0 +1,349 @@
+"""One sandbox: an OCI container run by runc (or gVisor's runsc) over an image's root filesystem.
+
+The container's root is an overlay of the image (read-only, shared by every
+sandbox of that image) and a writable layer of its own. The runtime does
+everything that isolates it (``pivot_root``, namespaces, cgroups, seccomp,
+capabilities, masked paths; see :mod:`autoenv.sandbox.local.oci`). autoenv
+never resolves a path of the sandbox on the host: commands run through
+``runtime exec`` and files travel as tar streams through it, so a symlink the
+policy planted can only point inside the sandbox.
+
+A small *reaper* process holds a pipe from the autoenv process that started
+the sandbox. When that process ends, however it ends (SIGKILL included), the
+pipe closes and the reaper kills the container, removes its mounts and its
+writable layer: a killed flywheel leaves nothing running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autoenv.sandbox.local import oci
+
+#: The container's PID 1: waits forever and reaps orphans (dash's ``wait`` reaps any child).
+INIT_ARGS = ["/bin/sh", "-c", "trap '' TERM INT HUP; while :; do sleep 3600 & wait; done"]
+
+RUNTIMES = ("runc", "runsc")
+
+SLIRP_DNS = "10.0.2.3"
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be created, or the runtime failed (not the task's fault)."""
+
+
+class CommandTimeout(RuntimeError):
+    pass
+
+
+@dataclass
+class CommandResult:
+    return_code: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class ContainerConfig:
+    rootfs: Path
+    env: dict[str, str]
+    hostname: str = "sandbox"
+    network: bool = False
+    resources: oci.Resources = field(default_factory=oci.Resources)
+    storage_mb: int | None = None
+    runtime: str = "runc"
+
+
+def runtime_root(runtime: str) -> Path:
+    return Path(os.environ.get("AUTOENV_RUNTIME_ROOT", "/run/autoenv")) / runtime
+
+
+def runtime_argv(runtime: str) -> list[str]:
+    argv = [runtime, "--root", str(runtime_root(runtime))]
+    if runtime == "runsc":
+        # gVisor's own network stack is not used: the sandbox joins the network namespace we give it
+        argv += ["--network=sandbox"]
+    return argv
+
+
+def _cgroup_procs(cgroups_path: str) -> list[int]:
+    """Host PIDs of every process in the container's cgroup (v1 pids controller or v2)."""
+    rel = cgroups_path.lstrip("/")
+    for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        procs = base / rel / "cgroup.procs"
+        if procs.is_file():
+            try:
+                return [int(p) for p in procs.read_text().split()]
+            except OSError:
+                return []
+    return []
+
+
+class Container:
+    """A running sandbox. ``start``/``stop`` block (run them in a thread); commands are async."""
+
+    def __init__(self, container_id: str, state_dir: Path, config: ContainerConfig):
+        self.id = container_id
+        self.state_dir = state_dir
+        self.config = config
+        self.cgroups_path = f"/autoenv/{container_id}"
+        self._runtime = runtime_argv(config.runtime)
+        self._init_pid: int | None = None
+        self._slirp: subprocess.Popen | None = None
+        self._reaper: subprocess.Popen | None = None
+        self._users: dict[str, tuple[int, int, tuple[int, ...]]] = {}
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    @property
+    def rootfs(self) -> Path:
+        return self.state_dir / "rootfs"
+
+    def start(self, timeout: float = 30.0) -> None:
+        layer = self.state_dir / "layer"
+        for sub in (layer, self.rootfs, self.state_dir / "etc"):
+            sub.mkdir(parents=True, exist_ok=True)
+        self._start_reaper()
+        try:
+            if self.config.storage_mb:
+                # the writable layer lives on a tmpfs of storage_mb: the sandbox's disk is capped,
+                # and its pages are charged to the sandbox's memory cgroup like Docker's tmpfs
+                _mount(["-t", "tmpfs", "-o", f"size={int(self.config.storage_mb)}m,mode=755", "tmpfs", str(layer)])
+            (layer / "upper").mkdir(exist_ok=True)
+            (layer / "work").mkdir(exist_ok=True)
+            _mount(["-t", "overlay", "overlay", "-o",
+                    f"lowerdir={self.config.rootfs},upperdir={layer / 'upper'},workdir={layer / 'work'}", str(self.rootfs)])
+            etc = self._write_etc_files()
+            config = oci.spec(
+                rootfs=self.rootfs, init_args=INIT_ARGS, env=self.config.env, hostname=self.config.hostname,
+                etc_files=etc, resources=self.config.resources, cgroups_path=self.cgroups_path,
+            )
+            (self.state_dir / "config.json").write_text(json.dumps(config))
+            pid_file = self.state_dir / "init.pid"
+            with open(self.state_dir / "runtime.log", "w") as log:
+                result = subprocess.run(
+                    [*self._runtime, "run", "--detach", "--pid-file", str(pid_file), "--bundle", str(self.state_dir), self.id],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, cwd="/",
+                )
+            if result.returncode != 0:
+                raise SandboxError(f"{self.config.runtime} could not start the sandbox: {(self.state_dir / 'runtime.log').read_text().strip()[-2000:]}")
+            self._init_pid = int(pid_file.read_text())
+            if self.config.network:
+                self._start_slirp()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _write_etc_files(self) -> dict[str, Path]:
+        etc = self.state_dir / "etc"
+        name = self.config.hostname
+        (etc / "hostname").write_text(name + "\n")
+        (etc / "hosts").write_text(f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{name}\n")
+        (etc / "resolv.conf").write_text(f"nameserver {SLIRP_DNS}\n" if self.config.network else "")
+        return {f"/etc/{n}": etc / n for n in ("hostname", "hosts", "resolv.conf")}
+
+    def _start_slirp(self) -> None:
+        """Outbound network through a user-mode TCP/IP stack: the sandbox reaches the
+        internet through slirp4netns but not the host's loopback or its unix sockets."""
+        if not shutil.which("slirp4netns"):
+            raise SandboxError("slirp4netns not found: the local backend needs it for tasks with network access (apt-get install slirp4netns)")
+        read_fd, write_fd = os.pipe()
+        self._slirp = subprocess.Popen(
+            ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback", "--ready-fd", str(write_fd),
+             str(self._init_pid), "tap0"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(write_fd,),
+            start_new_session=True,
+        )
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as ready:
+            if ready.read(1) != b"1":
+                err = self._slirp.stderr.read().decode(errors="replace") if self._slirp.poll() is not None and self._slirp.stderr else ""
+                raise SandboxError(f"slirp4netns failed to configure the sandbox network: {err.strip()[-500:]}")
+        (self.state_dir / "slirp.pid").write_text(str(self._slirp.pid))
+
+    def _cleanup_script(self) -> str:
+        q = shlex.quote
+        rt = " ".join(q(a) for a in self._runtime)
+        state = q(str(self.state_dir))
+        return "; ".join([
+            f"{rt} kill {q(self.id)} KILL >/dev/null 2>&1",
+            f"{rt} delete --force {q(self.id)} >/dev/null 2>&1",
+            f"[ -f {state}/slirp.pid ] && kill -9 $(cat {state}/slirp.pid) 2>/dev/null",
+            f"umount -l {q(str(self.rootfs))} 2>/dev/null",
+            f"umount -l {q(str(self.state_dir / 'layer'))} 2>/dev/null",
+            f"rm -rf {state}",
+        ])
+
+    def _start_reaper(self) -> None:
+        # `cat` returns when the pipe's write end (held by this process only) closes: at our
+        # exit, whatever kills us, or when stop() closes it after cleaning up itself.
+        self._reaper = subprocess.Popen(
+            ["/bin/sh", "-c", "cat >/dev/null; " + self._cleanup_script()],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd="/",
+        )
+
+    def stop(self) -> None:
+        """Kill every process, remove the container, its mounts and its writable layer."""
+        subprocess.run(["/bin/sh", "-c", self._cleanup_script()], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+        if self._slirp is not None:
+            self._slirp.wait()
+            self._slirp = None
+        if self._reaper is not None:
+            self._reaper.kill()
+            self._reaper.wait()
+            if self._reaper.stdin:
+                self._reaper.stdin.close()
+            self._reaper = None
+        self._init_pid = None
+
+    def processes(self) -> list[int]:
+        return _cgroup_procs(self.cgroups_path)
+
+    def kill_processes(self) -> None:
+        """Kill everything in the sandbox but its init (a timed-out or cancelled command and what it started)."""
+        for pid in self.processes():
+            if pid != self._init_pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    # -- commands ------------------------------------------------------------------
+
+    async def resolve_user(self, user: str | int | None) -> tuple[int, int, tuple[int, ...]]:
+        """uid, gid and groups of ``user`` as the sandbox's own /etc/passwd says (never the host's)."""
+        if user is None or user == "" or user == 0 or user == "0" or user == "root":
+            return 0, 0, ()
+        key = str(user)
+        if key in self._users:
+            return self._users[key]
+        name, _, group = key.partition(":")
+        script = 'id -u "$0" && id -g "$0" && id -G "$0"' if not name.isdigit() else 'echo "$0"; id -g "$0" 2>/dev/null || echo "$0"; echo'
+        result = await self.run(["/bin/sh", "-c", script, name], user=0)
+        lines = result.stdout.split("\n")
+        if result.return_code != 0 or len(lines) < 2 or not lines[0].strip().isdigit():
+            raise SandboxError(f"user {key!r} does not exist in the sandbox: {result.stderr.strip()[:200]}")
+        uid, gid = int(lines[0]), int(lines[1])
+        groups = tuple(int(g) for g in lines[2].split() if g.isdigit() and int(g) != gid) if len(lines) > 2 else ()
+        if group:
+            gid = int(group) if group.isdigit() else gid
+        self._users[key] = (uid, gid, groups)
+        return self._users[key]
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | int | None = 0,
+        timeout: float | None = None,
+        stdin: bytes | None = None,
+    ) -> CommandResult:
+        uid, gid, groups = await self.resolve_user(user)
+        cmd = [*self._runtime, "exec", "--user", f"{uid}:{gid}", "--cwd", cwd or "/"]
+        for g in groups:
+            cmd += ["--additional-gids", str(g)]
+        for k, v in (env or {}).items():
+            cmd += ["--env", f"{k}={v}"]
+        cmd += [self.id, *argv]
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout=timeout) if timeout else await proc.communicate(stdin)
+        except asyncio.TimeoutError:
+            await self._abandon(proc)
+            raise CommandTimeout(f"Command timed out after {timeout} seconds") from None
+        except BaseException:  # cancelled (the agent's timeout) or interrupted
+            await self._abandon(proc)
+            raise
+        return CommandResult(proc.returncode if proc.returncode is not None else -1, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def _abandon(self, proc: asyncio.subprocess.Process) -> None:
+        await asyncio.to_thread(self.kill_processes)
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=5)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            pass
+
+    # -- files: tar streams through the runtime ---------------------------------------
+
+    async def put_archive(self, archive: bytes, target_dir: str) -> None:
+        result = await self.run(["/bin/sh", "-c", 'mkdir -p -- "$0" && exec tar -x -f - -C "$0"', target_dir], stdin=archive)
+        if result.return_code != 0:
+            raise SandboxError(f"could not write into {target_dir} in the sandbox: {result.stderr.strip()[:500]}")
+
+    async def get_archive(self, source: str, *, follow: bool) -> bytes:
+        parent, name = os.path.split(source.rstrip("/") or "/")
+        script = ('[ -e "$0/$1" ] || { echo "$0/$1: not found" >&2; exit 3; }; '
+                  f'exec tar -c{"h" if follow else ""} -f - -C "$0" -- "$1"')
+        proc = await asyncio.create_subprocess_exec(
+            *self._runtime, "exec", "--user", "0:0", "--cwd", "/", self.id, "/bin/sh", "-c", script, parent or "/", name or ".",
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
+        )
+        out, err = await proc.communicate()
+        if proc.returncode == 3:
+            raise FileNotFoundError(f"{source} not found in the sandbox")
+        if proc.returncode != 0:
+            raise SandboxError(f"could not read {source} from the sandbox: {err.decode(errors='replace').strip()[:500]}")
+        return out
+
+
+def pack(source: Path, arcname: str) -> bytes:
+    """A tar of ``source`` (file or directory contents) owned by root, links kept as links."""
+    buffer = io.BytesIO()
+
+    def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        return info
+
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(source, arcname=arcname, filter=owned_by_root)
+    return buffer.getvalue()
+
+
+def runtime_problem(runtime: str = "runc") -> str | None:
+    """Why this machine cannot run the local backend, or None."""
+    if os.geteuid() != 0:
+        return ("the local backend runs sandboxes with an OCI runtime and needs root "
+                "(run as root, or use --env docker / --env podman)")
+    missing = [tool for tool in (runtime, "buildah") if not shutil.which(tool)]
+    if missing:
+        return f"{' and '.join(missing)} not found (bash scripts/system-deps.sh installs them from Debian's packages)"
+    try:
+        from autoenv.sandbox.local.seccomp import profile_path
+        profile_path()
+    except RuntimeError as exc:
+        return str(exc)
+    return None
+
+
+def _mount(args: list[str]) -> None:
+    result = subprocess.run(["mount", *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SandboxError(f"mount {' '.join(args)} failed: {result.stderr.strip()}")
+
+
+def wait_gone(pids: list[int], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+        time.sleep(0.01)
