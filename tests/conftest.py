@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from autoenv.sandbox.local.namespace import namespaces_available
+from autoenv.sandbox.local.container import runtime_problem
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_TASKS = REPO / "examples" / "tasks"
 
-_ns_ok, _ns_why = namespaces_available()
-needs_namespaces = pytest.mark.skipif(not _ns_ok, reason=f"local backend needs Linux mount/pid namespaces: {_ns_why}")
+_ns_why = runtime_problem()
+_ns_ok = _ns_why is None
+needs_namespaces = pytest.mark.skipif(not _ns_ok, reason=f"local backend unavailable: {_ns_why}")
 
 DEFAULT_TOML = """\
 schema_version = "1.4"

@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from autoenv.sandbox.local.namespace import namespaces_available
+from autoenv.sandbox.local.container import runtime_problem
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_TASKS = REPO / "examples" / "tasks"
 
-_ns_ok, _ns_why = namespaces_available()
-needs_sandbox = pytest.mark.skipif(not _ns_ok, reason=f"local backend needs Linux namespaces: {_ns_why}")
+_ns_why = runtime_problem()
+_ns_ok = _ns_why is None
+needs_sandbox = pytest.mark.skipif(not _ns_ok, reason=f"local backend unavailable: {_ns_why}")
 
 HELLO_DOCKERFILE = "FROM python:3.12-slim\nWORKDIR /app\nRUN echo built > /app/built.txt\n"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autoenv.proposer.models import SeedCase
-from autoenv.sandbox.local.namespace import namespaces_available
+from autoenv.sandbox.local.container import runtime_problem
 
 REPO = Path(__file__).resolve().parents[2]
 SEED_CASES = REPO / "examples" / "seed_cases"
@@ -16,8 +16,9 @@ SEED_CASES = REPO / "examples" / "seed_cases"
 if str(REPO / "tests" / "agents") not in sys.path:
     sys.path.insert(0, str(REPO / "tests" / "agents"))
 
-_ns_ok, _ns_why = namespaces_available()
-needs_sandbox = pytest.mark.skipif(not _ns_ok, reason=f"local backend needs Linux namespaces: {_ns_why}")
+_ns_why = runtime_problem()
+_ns_ok = _ns_why is None
+needs_sandbox = pytest.mark.skipif(not _ns_ok, reason=f"local backend unavailable: {_ns_why}")
 
 
 def bundled_seed_cases() -> list[Path]:

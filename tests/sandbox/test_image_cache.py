@@ -13,7 +13,7 @@ def make_image(root, name: str, size: int, age_sec: float):
     (image / "layer").mkdir(parents=True)
     (image / "layer" / "blob").write_bytes(b"x" * size)
     (image / "image.json").write_text("{}")
-    cache.record_size(image)
+    cache.record_size(image, size)
     cache.touch(image)
     past = time.time() - age_sec
     os.utime(image / cache.LAST_USED, (past, past))

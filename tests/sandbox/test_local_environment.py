@@ -153,24 +153,33 @@ def test_sandbox_dies_with_a_killed_autoenv(tmp_path):
     import signal
     import time
 
+    task = write_task(tmp_path / "tasks", "killed")
+    state = tmp_path / "sb"
     code = (
-        "import sys, time\n"
+        "import asyncio, sys, time\n"
         "from pathlib import Path\n"
-        "from autoenv.sandbox.local.namespace import Sandbox\n"
-        f"s = Sandbox(root=Path({str(tmp_path / 'sb')!r}))\n"
-        "s.start()\n"
-        "print(s.pid, flush=True)\n"
+        "from harbor.environments.definition import environment_content_hash\n"
+        "from autoenv.sandbox.local.container import Container, ContainerConfig\n"
+        "from autoenv.sandbox.local.image import build_image\n"
+        f"env_dir = Path({str(task / 'environment')!r})\n"
+        "image = asyncio.run(build_image(env_dir, key=environment_content_hash(env_dir)))\n"
+        f"c = Container('killed-{uuid.uuid4().hex[:6]}', Path({str(state)!r}), ContainerConfig(rootfs=image.rootfs, env={{}}))\n"
+        "c.start()\n"
+        "print(c.processes()[0], flush=True)\n"
         "time.sleep(120)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO)
     pid1 = int(proc.stdout.readline())
     assert Path(f"/proc/{pid1}").exists()
+    assert any(str(state) in line for line in Path("/proc/mounts").read_text().splitlines())
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 10
-    while Path(f"/proc/{pid1}").exists() and time.monotonic() < deadline:
+    while (Path(f"/proc/{pid1}").exists() or state.exists()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not Path(f"/proc/{pid1}").exists(), "sandbox init survived its parent"
+    assert not state.exists(), "the sandbox's writable layer was left behind"
+    assert not any(str(state) in line for line in Path("/proc/mounts").read_text().splitlines()), "a mount was left behind"
 
 
 def test_task_root_is_not_root_over_the_sandbox(make_task, trials_dir):

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import tarfile
 import io
+import os
+import shlex
+import tarfile
 import uuid
 from pathlib import Path, PurePosixPath
 
@@ -104,10 +105,17 @@ class LocalEnvironment(BaseEnvironment):
             ),
         )
         await asyncio.to_thread(self._container.start)
-        # Docker providers get these from their compose mounts; Harbor's agents
-        # and verifier expect them to exist and be writable by any task user.
+        # Docker creates a missing WORKDIR when the container starts; Docker providers get the log
+        # folders from their compose mounts, and Harbor's agents and verifier expect them to exist
+        # and be writable by any task user. One exec, inside the sandbox (never a host path).
         paths = EnvironmentPaths.for_os(self.os)
-        await self.ensure_dirs([paths.agent_dir, paths.verifier_dir, paths.artifacts_dir])
+        workdir = self.task_env_config.workdir or self._image.config.workdir
+        made = await self._container.run(
+            ["/bin/sh", "-c", f"mkdir -p {shlex.quote(workdir)} && " + self._ensure_dirs_command([paths.agent_dir, paths.verifier_dir, paths.artifacts_dir])],
+            cwd="/",
+        )
+        if made.return_code != 0:
+            raise SandboxError(f"could not prepare the sandbox's folders: {made.stderr.strip()[:500]}")
         await self._upload_environment_dir_after_start()
 
     def _hostname(self) -> str:
