@@ -22,7 +22,7 @@ Detection is by content, not by guessing intent:
   out.txt" is a specification. Nor may the instruction contain most of the
   solution's code.
 
-On the local backend the image is the overlay layer the Dockerfile built.
+On the local backend the image is the built image's root filesystem (mounted read-only by buildah).
 Other backends are scanned from inside a started environment by
 :class:`ScanAgent`, which tars the usual work directories back to the host.
 """

@@ -149,7 +149,7 @@ async def avalidate_task(
         if image is None:
             results["leakage"] = checks.check_leakage(None, instruction_findings, image_note="the environment did not build")
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
-        image_findings = await asyncio.to_thread(scan_tree, image.layer, secrets)
+        image_findings = await asyncio.to_thread(scan_tree, image.rootfs, secrets)
 
     # 3-7. all trials at once
     trials_root = Path(trials_dir or default_trials_dir()).resolve() / f"{task_dir.name}-{content_hash[:8]}"
