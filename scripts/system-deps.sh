@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Debian packages the tests use: Chromium for the report screenshot and web tasks,
-# LibreOffice to recompute spreadsheet formulas, curl for the web task's sandbox
-# (the local backend's `apt-get install curl` only passes where the host has it).
-# Skipped when present or not root.
+# Debian packages autoenv and its tests use, installed where missing (root only).
+#   local backend: buildah (daemonless image builds; brings containers-common with Docker's
+#     default seccomp profile), runc (the OCI runtime), runsc (gVisor, optional stronger
+#     isolation), mmdebstrap (stand-in base images where no registry answers), slirp4netns
+#     (outbound network for sandboxes without reaching the host's loopback)
+#   tests: chromium (report screenshot, web task), libreoffice-calc-nogui (spreadsheet
+#     recalculation), curl
+# Without root, it says what is missing; tests that need it are skipped with that reason.
 set -uo pipefail
-want=()
-command -v chromium >/dev/null 2>&1 || want+=(chromium)
-command -v soffice >/dev/null 2>&1 || want+=(libreoffice-calc-nogui)
-command -v curl >/dev/null 2>&1 || want+=(curl)
+backend=()  # installed with their recommends (buildah's build network: netavark, aardvark-dns)
+tools=()
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+for pkg in buildah runc runsc mmdebstrap slirp4netns netavark golang-github-containers-common; do
+  installed "$pkg" || backend+=("$pkg")
+done
+for pkg in chromium libreoffice-calc-nogui curl; do
+  installed "$pkg" || tools+=("$pkg")
+done
+want=("${backend[@]}" "${tools[@]}")
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "system-deps: missing ${want[*]} (install them with your package manager); tests that need them will be skipped" >&2
@@ -15,6 +25,12 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "system-deps: installing ${want[*]}"
 apt-get update -qq >/dev/null 2>&1 || true
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null 2>&1 \
-  || echo "system-deps: could not install ${want[*]}; tests that need them will be skipped" >&2
+if [ ${#backend[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${backend[@]}" >/dev/null 2>&1 \
+    || echo "system-deps: could not install ${backend[*]}; the local backend's tests will be skipped" >&2
+fi
+if [ ${#tools[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${tools[@]}" >/dev/null 2>&1 \
+    || echo "system-deps: could not install ${tools[*]}; tests that need them will be skipped" >&2
+fi
 exit 0

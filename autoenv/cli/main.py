@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from autoenv.cli import cache as cache_cli
+from autoenv.cli import images as images_cli
 from autoenv.cli import export as export_cli
 from autoenv.cli import flywheel as flywheel_cli
 from autoenv.cli import propose as propose_cli
@@ -27,7 +27,7 @@ report_cli.register(app)
 export_cli.register(app)
 train_cli.register(app)
 flywheel_cli.register(app)
-cache_cli.register(app)
+images_cli.register(app)
 propose_cli.register(app)
 
 

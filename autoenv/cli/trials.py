@@ -73,6 +73,8 @@ def trial(
     else:
         colour = "green" if outcome.passed else "red"
         console.print(f"[{colour}]reward={outcome.reward}[/{colour}] error={outcome.error} ({outcome.duration_sec:.1f}s) -> {outcome.trial_dir}")
+        for note in outcome.stand_ins:
+            console.print(f"[yellow]base image stand-in:[/yellow] {note}", highlight=False)
         if outcome.error_message:
             console.print(outcome.error_message[-800:], highlight=False)
 

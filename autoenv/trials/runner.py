@@ -9,6 +9,7 @@ short names and turns its result into the small record the rest of autoenv
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -21,6 +22,7 @@ from harbor.trial.trial import Trial
 from pydantic import BaseModel
 
 from autoenv.sandbox.backends import environment_config
+from autoenv.sandbox.local.environment import IMAGE_RECORD
 
 #: Agents autoenv adds, by short name, loadable by Harbor through import paths.
 AUTOENV_AGENTS = {
@@ -33,6 +35,8 @@ ERROR_KINDS = {
     "SandboxBuildFailedError": "build",
     "BuildError": "build",
     "EnvironmentStartTimeoutError": "build",
+    # the sandbox runtime failed (runc, mounts, slirp4netns): infrastructure, not the task
+    "SandboxError": "sandbox",
     "AgentTimeoutError": "agent_timeout",
     "AgentSetupTimeoutError": "agent_setup_timeout",
     "VerifierTimeoutError": "verifier_timeout",
@@ -61,6 +65,8 @@ class TrialOutcome(BaseModel):
     duration_sec: float
     agent_sec: float | None = None
     n_turns: int | None = None
+    #: base images that could not be pulled and what stood in for them (never silent)
+    stand_ins: list[str] = []
 
     @property
     def passed(self) -> bool:
@@ -108,7 +114,17 @@ def _outcome(result: TrialResult, agent: str, env: str, started: float) -> Trial
         duration_sec=round(time.monotonic() - started, 3),
         agent_sec=agent_sec,
         n_turns=n_turns,
+        stand_ins=_stand_ins(Path(result.trial_uri.removeprefix("file://"))),
     )
+
+
+def _stand_ins(trial_dir: Path) -> list[str]:
+    """What the local backend recorded about substituted base images (see IMAGE_RECORD)."""
+    record = trial_dir / IMAGE_RECORD
+    try:
+        return [s["note"] for s in json.loads(record.read_text()).get("substitutions", [])]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 async def arun_trial(

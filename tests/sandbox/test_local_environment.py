@@ -207,3 +207,15 @@ echo hello > /app/out.txt
         assert seen["nobody"] == "65534"
     finally:
         Path(f"/dev/shm/{marker}").unlink(missing_ok=True)
+
+
+@pytest.mark.skipif(shutil.which("runsc") is None, reason="runsc (gVisor) is not installed")
+def test_gvisor_runtime_runs_no_network_tasks_and_refuses_networked_ones(make_task, trials_dir):
+    probe = "#!/bin/bash\ndmesg | grep -q gVisor && echo hello > /app/out.txt\n"
+    task = make_task("gvisor", solve=probe, env_extra='network_mode = "no-network"\n')
+    outcome = run_trial(task, "oracle", trials_dir=trials_dir, env_kwargs={"runtime": "runsc"})
+    assert outcome.reward == 1.0, outcome
+    assert run_trial(task, "nop", trials_dir=trials_dir, env_kwargs={"runtime": "runsc"}).reward == 0.0
+    networked = make_task("gvisor-net", env_extra='network_mode = "public"\n')
+    refused = run_trial(networked, "oracle", trials_dir=trials_dir, env_kwargs={"runtime": "runsc"})
+    assert refused.error == "sandbox" and "no-network" in refused.error_message

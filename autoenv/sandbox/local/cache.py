@@ -104,3 +104,15 @@ def prune(images_dir: Path, limit: int | None = None, *, recent_sec: float = REC
 def _remove_default(path: Path | None) -> None:
     if path is not None:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def parse_size(text: str | int | None) -> int:
+    """Bytes from an image store's size: an integer, or text such as ``180 MB`` (decimal units)."""
+    if isinstance(text, int):
+        return text
+    parts = str(text or "0").split()
+    units = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+    try:
+        return int(float(parts[0]) * units.get(parts[1].lower() if len(parts) > 1 else "b", 1))
+    except (ValueError, IndexError):
+        return 0

@@ -72,8 +72,8 @@ def runtime_root(runtime: str) -> Path:
 def runtime_argv(runtime: str) -> list[str]:
     argv = [runtime, "--root", str(runtime_root(runtime))]
     if runtime == "runsc":
-        # gVisor's own network stack is not used: the sandbox joins the network namespace we give it
-        argv += ["--network=sandbox"]
+        # gVisor's own network stack with loopback only (see Container: no-network tasks only)
+        argv += ["--network=none"]
     return argv
 
 
@@ -99,6 +99,11 @@ class Container:
         self.config = config
         self.cgroups_path = f"/autoenv/{container_id}"
         self._runtime = runtime_argv(config.runtime)
+        if config.runtime == "runsc" and config.network:
+            # Debian 12's runsc refuses the network namespace slirp4netns serves ("cannot run with
+            # network enabled in root network namespace"); gVisor runs no-network tasks only
+            raise SandboxError("runsc (gVisor) runs tasks with network_mode = \"no-network\" only on this backend; "
+                               "use the runc runtime (the default) for tasks with network access")
         self._init_pid: int | None = None
         self._slirp: subprocess.Popen | None = None
         self._reaper: subprocess.Popen | None = None
@@ -337,10 +342,14 @@ def runtime_problem(runtime: str = "runc") -> str | None:
     return None
 
 
-def _mount(args: list[str]) -> None:
-    result = subprocess.run(["mount", *args], capture_output=True, text=True)
+def _run_checked(argv: list[str]) -> None:
+    result = subprocess.run(argv, capture_output=True, text=True, cwd="/")
     if result.returncode != 0:
-        raise SandboxError(f"mount {' '.join(args)} failed: {result.stderr.strip()}")
+        raise SandboxError(f"{' '.join(argv)} failed: {result.stderr.strip()}")
+
+
+def _mount(args: list[str]) -> None:
+    _run_checked(["mount", *args])
 
 
 def wait_gone(pids: list[int], timeout: float = 5.0) -> None:

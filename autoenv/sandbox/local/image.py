@@ -246,7 +246,8 @@ def _build_locked(environment_dir: Path, key: str, directory: Path, docker_image
     config = ImageConfig(key=key, image=tag, env=env, workdir=cfg.get("WorkingDir") or "/", user=cfg.get("User") or None, substitutions=subs)
     rootfs = _rootfs(key, tag)
     meta.write_text(config.model_dump_json(indent=2))
-    image_cache.record_size(directory, _image_size(tag))
+    # what this image adds over its base (the base's layers are shared and not evicted with it)
+    image_cache.record_size(directory, max(0, _image_size(tag) - max((_image_size(b) for b in bases), default=0)))
     image_cache.touch(directory)
     image_cache.prune(images_dir(), remove=remove)
     return Image(directory, config, rootfs)
@@ -255,7 +256,7 @@ def _build_locked(environment_dir: Path, key: str, directory: Path, docker_image
 def _image_size(tag: str) -> int:
     result = _buildah("images", "--json", tag, check=False)
     try:
-        return int(json.loads(result.stdout)[0].get("size", 0))
+        return image_cache.parse_size(json.loads(result.stdout)[0].get("size"))
     except (ValueError, IndexError, TypeError):
         return 0
 

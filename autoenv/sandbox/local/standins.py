@@ -15,6 +15,7 @@ what, the build log prints it and the trial records it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel
+
+from autoenv.sandbox.local.cache import parse_size
 
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 STANDIN_REPO = "localhost/autoenv/standin"
@@ -240,3 +243,16 @@ def ensure_image(standin: StandIn, log) -> str:
     if image_exists(standin.image):
         return standin.image
     return make_python(standin, log) if standin.kind == "python" else make_debian(standin.suite, log)
+
+
+def list_standins() -> list[dict]:
+    """The stand-in images made on this machine, with their sizes in bytes."""
+    result = subprocess.run(["buildah", "images", "--json"], capture_output=True, text=True)
+    if result.returncode != 0:
+        return []
+    found = []
+    for image in json.loads(result.stdout or "[]"):
+        for name in image.get("names") or []:
+            if name.startswith(STANDIN_REPO):
+                found.append({"image": name, "size": parse_size(image.get("size"))})
+    return sorted(found, key=lambda item: item["image"])
