@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/system-deps.sh backend
 .venv/bin/autoenv flywheel --steps "${STEPS:-3}" --db runs/flywheel.db --out runs/flywheel "$@"
 .venv/bin/autoenv report --db runs/flywheel.db --out runs/report

@@ -6,7 +6,7 @@
 #     (outbound network for sandboxes without reaching the host's loopback)
 #   tests: chromium (report screenshot, web task), libreoffice-calc-nogui (spreadsheet
 #     recalculation), curl
-# Without root, it says what is missing; tests that need it are skipped with that reason.
+# Usage: system-deps.sh [backend]. Without root, it says what is missing; tests that need it are skipped with that reason.
 set -uo pipefail
 backend=()  # installed with their recommends (buildah's build network: netavark, aardvark-dns)
 tools=()
@@ -14,9 +14,12 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok instal
 for pkg in buildah runc runsc mmdebstrap slirp4netns netavark golang-github-containers-common; do
   installed "$pkg" || backend+=("$pkg")
 done
-for pkg in chromium libreoffice-calc-nogui curl; do
-  installed "$pkg" || tools+=("$pkg")
-done
+# `system-deps.sh backend`: only what the local backend needs (the main job); no argument: the tests' tools too
+if [ "${1:-all}" != backend ]; then
+  for pkg in chromium libreoffice-calc-nogui curl; do
+    installed "$pkg" || tools+=("$pkg")
+  done
+fi
 want=("${backend[@]}" "${tools[@]}")
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -12,6 +12,9 @@ from harbor.models.environment_type import EnvironmentType
 from harbor.models.trial.config import EnvironmentConfig
 
 LOCAL_IMPORT_PATH = "autoenv.sandbox.local:LocalEnvironment"
+#: Harbor's docker environment with no-network enforced by Docker itself where Harbor's
+#: egress-control sidecar image cannot be pulled (see autoenv.sandbox.docker)
+DOCKER_IMPORT_PATH = "autoenv.sandbox.docker:OfflineDockerEnvironment"
 
 
 class UnknownBackend(ValueError):
@@ -26,6 +29,8 @@ def environment_config(name: str = "local", **kwargs) -> EnvironmentConfig:
     """Harbor's EnvironmentConfig for a backend name or a ``module:Class`` import path."""
     if name == "local":
         return EnvironmentConfig(import_path=LOCAL_IMPORT_PATH, kwargs=kwargs)
+    if name == "docker":
+        return EnvironmentConfig(import_path=DOCKER_IMPORT_PATH, kwargs=kwargs)
     if ":" in name:
         return EnvironmentConfig(import_path=name, kwargs=kwargs)
     try:

@@ -104,8 +104,8 @@ chmod +x /app/sum.sh
 """
 
 FLAKY_CHECK = f"""\
-# the verifier asks a shared service whether grading is enabled; it is flaky
-status=$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:__FLAKY_PORT__/', timeout=5).read().decode())" 2>/dev/null)
+# the verifier samples whether "grading is enabled": the same solution gets different verdicts
+status=$(python3 -c "import os; print('ok' if os.urandom(1)[0] % 2 else 'unavailable')")
 if [ "$status" = "ok" ] && [ "$(tr -d '[:space:]' < /app/sum.txt 2>/dev/null)" = "{SUM}" ]; then
   echo 1 > /logs/verifier/reward.txt
 else
@@ -142,7 +142,7 @@ def main() -> None:
           files={"solution/solve.sh": SOLVE.replace("read_text().split()]", "read_text().split()][:-1]")})
     write(F / "nop-passes", "flaw: the environment already contains the correct /app/sum.txt",
           files={"environment/Dockerfile": DOCKERFILE + "COPY sum.txt /app/sum.txt\n", "environment/sum.txt": f"{SUM}\n"})
-    write(F / "nondeterministic-test", "flaw: the verifier depends on an external service that answers 'ok' only once (tests template __FLAKY_PORT__)",
+    write(F / "nondeterministic-test", "flaw: the verifier's verdict is random (a coin flip decides whether grading is enabled)",
           files={"tests/test.sh": test_sh(FLAKY_CHECK)})
     write(F / "solution-in-image", "flaw: the reference solution is copied into the image (/opt/reference/solve.sh)",
           files={"environment/Dockerfile": DOCKERFILE + "COPY reference/solve.sh /opt/reference/solve.sh\n",

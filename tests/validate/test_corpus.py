@@ -10,9 +10,7 @@ recorded verdicts do not land in the repository.
 
 from __future__ import annotations
 
-import http.server
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
@@ -48,41 +46,9 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
 }
 
 
-class _FlakyService(http.server.BaseHTTPRequestHandler):
-    """Answers "ok" to the first request only: a grading dependency that is not always up."""
-
-    calls = 0
-    lock = threading.Lock()
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        with _FlakyService.lock:
-            _FlakyService.calls += 1
-            body = b"ok" if _FlakyService.calls == 1 else b"unavailable"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-@pytest.fixture
-def flaky_port():
-    _FlakyService.calls = 0
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FlakyService)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-
-
-def _copy(src: Path, dest_root: Path, port: int | None = None) -> Path:
+def _copy(src: Path, dest_root: Path) -> Path:
     dest = dest_root / src.name
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".autoenv"))
-    if port is not None:
-        for path in dest.rglob("*.sh"):
-            path.write_text(path.read_text().replace("__FLAKY_PORT__", str(port)))
     return dest
 
 
@@ -103,10 +69,16 @@ def test_good_task_validates_and_is_recorded(tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_flawed_task_is_rejected_for_its_flaw(name, tmp_path, flaky_port):
+def test_flawed_task_is_rejected_for_its_flaw(name, tmp_path):
     check, allowed, needle = EXPECTED[name]
-    task = _copy(FLAWED / name, tmp_path, port=flaky_port)
+    task = _copy(FLAWED / name, tmp_path)
     report = validate_task(task, trials_dir=tmp_path / "trials")
+    if name == "nondeterministic-test":
+        # a coin-flip verifier: 8 oracle runs agree by chance with probability 2^-7; three tries
+        for _ in range(3):
+            report = validate_task(task, trials_dir=tmp_path / "trials", repeats=8, force=True)
+            if check in {c.name for c in report.failed}:
+                break
     failed = {c.name for c in report.failed}
     assert not report.valid
     assert check in failed, f"{name}: expected {check} to fail, got {[(c.name, c.status, c.summary) for c in report.checks]}"

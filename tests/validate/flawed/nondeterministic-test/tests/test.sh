@@ -28,8 +28,8 @@ unset __keep __p __pp __k __v __rest __sig __d __pid __f ;;
 esac
 # --- end autoenv guard
 mkdir -p /logs/verifier
-# the verifier asks a shared service whether grading is enabled; it is flaky
-status=$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:__FLAKY_PORT__/', timeout=5).read().decode())" 2>/dev/null)
+# the verifier samples whether "grading is enabled": the same solution gets different verdicts
+status=$(python3 -c "import os; print('ok' if os.urandom(1)[0] % 2 else 'unavailable')")
 if [ "$status" = "ok" ] && [ "$(tr -d '[:space:]' < /app/sum.txt 2>/dev/null)" = "5004" ]; then
   echo 1 > /logs/verifier/reward.txt
 else

@@ -1,0 +1,64 @@
+"""Harbor's Docker environment, with ``no-network`` enforced where Harbor's egress control cannot run.
+
+Harbor enforces ``network_mode = "no-network"`` on Docker with an egress-control
+sidecar whose image is pinned by digest and pulled from a registry. Offline
+(this project's machines, CI, air-gapped clusters) that image cannot be had, and
+Harbor then refuses every no-network task. This subclass changes one thing: a
+task whose network policy is ``no-network`` for the whole trial (no phase asks
+for more) runs with Docker's own ``network_mode: none`` (Harbor's
+``docker-compose-no-network.yaml``), which gives the container loopback only.
+Everything else (build, exec, transfers, compose) is Harbor's code unchanged;
+tasks with allow-lists or network switches between phases still need Harbor's
+sidecar and are refused as before.
+
+Load it as ``--env docker`` in autoenv, or in Harbor by import path:
+``harbor trial start -e autoenv.sandbox.docker:OfflineDockerEnvironment``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from harbor.environments.capabilities import EnvironmentCapabilities
+from harbor.environments.docker import docker as harbor_docker
+from harbor.environments.docker.docker import DockerEnvironment
+from harbor.models.task.config import NetworkMode, NetworkPolicy
+
+NO_NETWORK_COMPOSE = Path(harbor_docker.__file__).with_name("docker-compose-no-network.yaml")
+
+
+class OfflineDockerEnvironment(DockerEnvironment):
+    """DockerEnvironment whose static no-network policy is Docker's ``network_mode: none``."""
+
+    def __init__(self, *args, network_policy: NetworkPolicy | None = None,
+                 phase_network_policies: Sequence[NetworkPolicy] = (), **kwargs):
+        # decided before Harbor's __init__, which checks the capabilities against the policy
+        self._static_no_network = _all_no_network(network_policy, phase_network_policies)
+        super().__init__(*args, network_policy=network_policy, phase_network_policies=phase_network_policies, **kwargs)
+
+    @staticmethod
+    def _requires_egress_control(*, startup_network_policy: NetworkPolicy, phase_network_policies: Sequence[NetworkPolicy]) -> bool:
+        if _all_no_network(startup_network_policy, phase_network_policies):
+            return False  # network_mode: none does it, no sidecar needed
+        return DockerEnvironment._requires_egress_control(
+            startup_network_policy=startup_network_policy, phase_network_policies=phase_network_policies)
+
+    @property
+    def capabilities(self) -> EnvironmentCapabilities:
+        caps = super().capabilities
+        if self._static_no_network:
+            caps = caps.model_copy(update={"disable_internet": True})
+        return caps
+
+    @property
+    def _docker_compose_paths(self) -> list[Path]:
+        paths = list(super()._docker_compose_paths)
+        if self._static_no_network:
+            paths.append(NO_NETWORK_COMPOSE)
+        return paths
+
+
+def _all_no_network(policy: NetworkPolicy | None, phases: Sequence[NetworkPolicy]) -> bool:
+    policies = [policy, *phases]
+    return policy is not None and all(p is not None and p.network_mode == NetworkMode.NO_NETWORK for p in policies)
