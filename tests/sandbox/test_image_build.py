@@ -32,12 +32,12 @@ def _task(make_task, name: str, dockerfile: str, solve: str, expected: str, **kw
     return make_task(name, dockerfile=dockerfile, solve=solve, test_sh=VERIFY_OUT.format(expected=expected), **kwargs)
 
 
-@pytest.mark.skipif(shutil.which("jq") is not None, reason="the point is a package the host does not have")
+@pytest.mark.skipif(shutil.which("hello") is not None, reason="the point is a package the host does not have")
 def test_apt_get_installs_a_package_the_host_lacks(make_task, trials_dir):
     task = _task(
-        make_task, "apt-jq",
-        "FROM python:3.12-slim\nRUN apt-get update && apt-get install -y --no-install-recommends jq && rm -rf /var/lib/apt/lists/*\nWORKDIR /app\n",
-        "#!/bin/bash\necho '{\"a\": 41}' | jq '.a + 1' > /app/out.txt\n", "42",
+        make_task, "apt-hello",
+        "FROM python:3.12-slim\nRUN apt-get update && apt-get install -y --no-install-recommends hello && rm -rf /var/lib/apt/lists/*\nWORKDIR /app\n",
+        "#!/bin/bash\nhello > /app/out.txt\n", "Hello, world!",
     )
     assert run_trial(task, "oracle", trials_dir=trials_dir).reward == 1.0
     assert run_trial(task, "nop", trials_dir=trials_dir).reward == 0.0
