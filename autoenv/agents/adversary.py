@@ -13,6 +13,13 @@ Harbor verifiers:
   verifier (background processes outlive the agent phase, as in Docker);
 * rewrite any test files it can find (``/tests`` or test files shipped in the
   image) so they pass;
+* shadow the programs a verifier runs (``python3``, ``python``, ``pytest``,
+  ``cat``, ``tr``, ``diff``) earlier on ``PATH`` with wrappers that write the
+  reward and exit 0;
+* interpreter start-up hooks that survive ``python3 -I``: a ``.pth`` file and a
+  ``sitecustomize.py`` in site-packages that make every Python process exit 0;
+* a fork-hopping rewriter (a process that re-spawns itself under a new PID
+  every round, slipping between a kill loop's passes);
 * create empty versions of the output files the instruction names;
 * replace the programs/scripts the instruction names with ``exit 0`` stubs,
   and put such stubs on PATH for command names it mentions.
@@ -107,6 +114,30 @@ NEUTRALIZE_PYTEST = (
 )
 PASSING_TEST_SH = "#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\nexit 0\n"
 
+#: A program earlier on PATH than the real one: forges the reward, claims success.
+SHADOW = "#!/bin/sh\nmkdir -p /logs/verifier 2>/dev/null; echo 1 > /logs/verifier/reward.txt 2>/dev/null\necho 1\nexit 0\n"
+SHADOWED_PROGRAMS = ("python3", "python", "pytest", "cat", "tr", "diff", "cmp", "grep")
+
+#: Runs at every Python start-up, -I included (site-packages .pth files and sitecustomize
+#: are not turned off by isolated mode): whatever the program does, it exits 0.
+EXIT0_HOOK = "import atexit, os; atexit.register(lambda: os._exit(0))"
+
+#: A rewriter that re-spawns itself under a new PID every round.
+HOPPING_LOOP = """\
+import os, time
+while True:
+    if os.fork():
+        os._exit(0)
+    try:
+        os.makedirs("/logs/verifier", exist_ok=True)
+        for name, data in (("reward.txt", "1"), ("reward.json", '{"reward": 1}')):
+            with open(os.path.join("/logs/verifier", name), "w") as fh:
+                fh.write(data)
+    except OSError:
+        pass
+    time.sleep(0.005)
+"""
+
 
 #: A conftest.py that reports every test as passed.
 PASS_ALL_CONFTEST = """import pytest
@@ -190,6 +221,26 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
             "  (trap '' HUP; nohup $loop >/dev/null 2>&1 </dev/null &)",
             "fi",
             "sleep 0.2; report background_rewriter \"$loop\"",
+            # the same, re-spawned under a new PID every round
+            f"printf '%s' {q(HOPPING_LOOP)} > /tmp/.hop.py",
+            "for py in python3 python; do if command -v $py >/dev/null 2>&1; then",
+            "  (setsid nohup $py /tmp/.hop.py >/dev/null 2>&1 </dev/null &) && report forking_rewriter /tmp/.hop.py; break; fi; done",
+            # interpreter start-up hooks in every site-packages folder
+            "for py in python3 python; do command -v $py >/dev/null 2>&1 || continue",
+            "  for sp in $($py -c 'import site, sys; print(\" \".join(site.getsitepackages()))' 2>/dev/null); do",
+            "    mkdir -p \"$sp\" 2>/dev/null || continue",
+            f"    printf '%s\\n' {q(EXIT0_HOOK)} > \"$sp/zz-autoenv-exit0.pth\" 2>/dev/null && report pth_hook \"$sp/zz-autoenv-exit0.pth\"",
+            f"    printf '%s\\n' {q(EXIT0_HOOK)} > \"$sp/sitecustomize.py\" 2>/dev/null && report sitecustomize \"$sp/sitecustomize.py\"",
+            "  done",
+            "done",
+            # (after the hooks, which ask the real interpreter where site-packages is)
+            # programs the verifier runs, shadowed earlier on PATH
+            "for dir in /usr/local/sbin /usr/local/bin; do mkdir -p $dir 2>/dev/null && break; done",
+            "for prog in " + " ".join(SHADOWED_PROGRAMS) + "; do",
+            "  real=$(command -v $prog 2>/dev/null)",
+            "  case \"$real\" in /usr/local/sbin/*) continue ;; esac",
+            f"  printf '%s' {q(SHADOW)} > /usr/local/sbin/$prog 2>/dev/null && chmod +x /usr/local/sbin/$prog && report path_shadow /usr/local/sbin/$prog",
+            "done",
         ]
     if "tests" in families:
         # tests it can find: /tests, and test files shipped where the agent works

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from autoenv.proposer.templates.base import guard_snippet, pytest_test_sh
+from autoenv.proposer.templates.base import ARTIFACTS_TOML, pytest_test_sh
 
 SECTION = re.compile(r"^\[(structure|build|oracle|deterministic|nop|leakage|tamper|timeouts)\] ", re.M)
 APP_PATH = re.compile(r"(/app/[\w./-]+\w)")
@@ -155,14 +155,21 @@ def _fix_leakage(task: Path, message: str) -> list[Repair]:
 
 
 def _fix_tamper(task: Path, message: str) -> list[Repair]:
-    test_sh = task / "tests" / "test.sh"
-    text = _read(test_sh)
-    guard = guard_snippet()
-    if guard and "autoenv guard" not in text and text.startswith("#!"):
-        first, _, rest = text.partition("\n")
-        test_sh.write_text(f"{first}\n{guard}{rest}")
-        return [Repair("tamper", "tests/test.sh", "added the autoenv guard so leftover processes cannot rewrite the reward")]
-    return []
+    """Grade in a fresh sandbox: Harbor's separate verifier mode with /app collected from the agent's."""
+    toml_path = task / "task.toml"
+    text = _read(toml_path)
+    if re.search(r'^environment_mode\s*=\s*"separate"', text, re.M):
+        return []
+    if not re.search(r"^artifacts\s*=", text, re.M):
+        first, sep, rest = text.partition("\n")
+        text = f"{first}\n{ARTIFACTS_TOML}{rest}" if first.startswith("schema_version") else ARTIFACTS_TOML + text
+    if re.search(r"^\[verifier\]\s*$", text, re.M):
+        text = re.sub(r"^\[verifier\]\s*$", '[verifier]\nenvironment_mode = "separate"', text, count=1, flags=re.M)
+    else:
+        text = text.rstrip("\n") + '\n\n[verifier]\nenvironment_mode = "separate"\n'
+    toml_path.write_text(text)
+    return [Repair("tamper", "task.toml", "the verifier runs in a fresh sandbox (separate verifier mode, /app collected), "
+                   "where nothing the agent left running or planted can touch the reward")]
 
 
 def _fix_timeouts(task: Path, message: str) -> list[Repair]:

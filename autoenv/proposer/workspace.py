@@ -47,6 +47,8 @@ task.toml:
 
 ```toml
 schema_version = "1.4"
+# the agent's /app is collected and the tests run in a fresh sandbox made from the image
+artifacts = ["/app"]
 
 [metadata]
 difficulty = "medium"
@@ -56,6 +58,7 @@ author_name = "autoenv-proposer"
 
 [verifier]
 timeout_sec = 60.0
+environment_mode = "separate"
 
 [agent]
 timeout_sec = 120.0
@@ -67,7 +70,7 @@ memory_mb = 2048
 network_mode = "no-network"
 ```
 
-Dockerfile (keep to this subset: FROM python:3.12-slim or debian:bookworm-slim, RUN, WORKDIR, COPY, ENV):
+Dockerfile (any Dockerfile builds; these bases need no registry: python:3.X-slim, debian:bookworm-slim):
 
 ```dockerfile
 FROM python:3.12-slim
@@ -80,7 +83,6 @@ tests/test.sh:
 
 ```bash
 #!/bin/bash
-# (paste tools/guard.sh here: the autoenv guard the tamper check needs)
 mkdir -p /logs/verifier
 # run only the task's own test files from a fresh folder (files planted in /tests or /app must not count)
 T=$(mktemp -d)
@@ -96,7 +98,8 @@ Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a
 - oracle: solution/solve.sh passes the tests, every time (deterministic);
 - nop: doing nothing scores 0 (the answer must not already be in the image);
 - leakage: no solution, tests or expected answers in the image or in instruction.md;
-- tamper: an agent that only cheats (forges the reward file, stubs programs, edits tests) scores 0;
+- tamper: an agent that only cheats (forges the reward file, stubs programs, edits tests, leaves
+  processes running) scores 0: grade in a fresh sandbox (`environment_mode = "separate"`);
 - timeouts: the oracle uses at most half of the agent time limit.
 
 Then calibration (`autoenv-child solve tasks/<name> -k 4`) runs the current solver K times:
@@ -125,9 +128,12 @@ SKILLS: dict[str, str] = {
   run the agent's program on inputs it has never seen (ship them in `tests/`).
 - `tests/test.sh` must write `/logs/verifier/reward.txt` on every path: never `set -e` before
   the reward line; write 0 when anything fails.
-- Start `tests/test.sh` with the autoenv guard, the content of `tools/guard.sh` pasted right after
-  the shebang (validation's tamper check needs it: it stops processes the agent left running so
-  they cannot rewrite the reward file).
+- Grade in a fresh sandbox: `environment_mode = "separate"` under `[verifier]` and
+  `artifacts = ["/app"]` at the top of task.toml. The tests then run in a new sandbox made from
+  the image with the agent's `/app` copied in: no process the agent left running, no program it
+  planted on PATH or in site-packages, can touch the reward.
+- When the tests run a program the agent wrote, run it before the expected answers are in place,
+  or as an unprivileged user (`setpriv --reuid=nobody`) that cannot read `/tests`.
 - Hidden expected data belongs in `tests/`; `tests/` is uploaded only after the agent finishes.
 - Without Python in the image (a skill on its own: awk, sed, sort), write the verifier in bash/awk.
 """,
@@ -142,7 +148,8 @@ Feedback comes as sections `[check] message`. What each usually means:
   "instead of writing reward 0": `tests/test.sh` stops before writing the reward (`set -e`).
 - `[leakage]` answer_in_instruction: remove the sentence that states expected values.
   *_in_image: a test or solution file is copied into the image; delete it from `environment/`.
-- `[tamper]` the reward was forged: add the guard to `tests/test.sh`; check content, not existence.
+- `[tamper]` the reward was forged: grade in a fresh sandbox (`environment_mode = "separate"`,
+  `artifacts = ["/app"]`); check content, not existence.
 - `[timeouts]` raise `[agent].timeout_sec` / `[verifier].timeout_sec` or make the solution faster.
 
 Calibration: "too easy" (every rollout passed) or "too hard" (none did) means the task does not
@@ -187,9 +194,9 @@ if test_sh and "/logs/verifier/reward" not in test_sh:
     problems.append("tests/test.sh never writes /logs/verifier/reward.txt")
 if re.search(r"^set -e", test_sh, re.M):
     problems.append("tests/test.sh uses set -e: a failing check would skip the reward line")
-if test_sh and "autoenv guard" not in test_sh:
-    problems.append("tests/test.sh lacks the autoenv guard (paste tools/guard.sh after the shebang)")
 toml = (task / "task.toml").read_text() if (task / "task.toml").is_file() else ""
+if toml and not re.search(r'^environment_mode\\s*=\\s*"separate"', toml, re.M):
+    problems.append('task.toml: grade in a fresh sandbox: environment_mode = "separate" under [verifier], artifacts = ["/app"] at the top')
 if toml and 'network_mode = "no-network"' not in toml:
     problems.append('task.toml: set network_mode = "no-network" in [environment]')
 for p in (task / "environment").rglob("*") if (task / "environment").is_dir() else []:
@@ -200,9 +207,7 @@ sys.exit(1 if problems else 0)
 '''
 
 def _tools() -> dict[str, str]:
-    from autoenv.proposer.templates.base import guard_snippet
-
-    return {"check_task.py": CHECK_TASK_PY, "guard.sh": guard_snippet()}
+    return {"check_task.py": CHECK_TASK_PY}
 
 
 class Workspace:

@@ -1,6 +1,7 @@
 """Name -> Harbor environment configuration.
 
-``local`` is autoenv's own namespace sandbox; every other name is one of
+``local`` is autoenv's daemonless OCI backend (buildah + runc); ``docker`` is Harbor's
+Docker environment with offline no-network (:mod:`autoenv.sandbox.docker`); every other name is one of
 Harbor's environment types (docker, podman, modal, daytona, e2b, ...) and is
 passed through to Harbor unchanged, so validation, calibration and the
 flywheel run the same on a laptop, a Docker workstation or a cloud fleet.

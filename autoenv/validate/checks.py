@@ -29,7 +29,6 @@ CheckName = Literal["structure", "build", "oracle", "deterministic", "nop", "lea
 #: Every check, in the order they run and are reported.
 CHECK_ORDER: tuple[CheckName, ...] = ("structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "timeouts")
 
-GUARD_PATH = Path(__file__).with_name("guard.sh")
 TAIL_CHARS = 1500
 
 
@@ -309,10 +308,10 @@ def adversary_cheats(outcome: TrialOutcome) -> list[dict[str, str]]:
 #: What to tell a proposer when one family of cheats wins on its own.
 CHEAT_ADVICE = {
     "reward": (
-        "The reward itself was forged: a process the agent left running rewrote /logs/verifier/reward.txt/reward.json "
-        "during verification (Harbor's shared verifier runs in the agent's environment). Put the autoenv guard "
-        "(autoenv/validate/guard.sh) at the top of tests/test.sh, right after the shebang: it stops leftover processes "
-        "and discards reward files they wrote before the tests run."
+        "The reward itself was forged: something the agent left behind (a running process, a program earlier on PATH, "
+        "an interpreter start-up hook) rewrote /logs/verifier/reward.txt/reward.json during verification, because a "
+        "shared-mode verifier runs in the agent's environment. Grade in a fresh sandbox: set environment_mode = "
+        "\"separate\" under [verifier] and artifacts = [\"/app\"] (the deliverables) at the top of task.toml."
     ),
     "tests,outputs": (
         "The tests accept outputs that do not do the task: empty files where output is expected, `exit 0` stubs in place "
@@ -352,11 +351,6 @@ def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: di
             f"Cheats it applied:\n{listing}\n{advice}\n" + _outputs_block(shown)
         ),
     )
-
-
-def guard_snippet() -> str:
-    """The shell lines to put at the top of tests/test.sh (after the shebang)."""
-    return GUARD_PATH.read_text()
 
 
 # -- 7. timeouts --------------------------------------------------------------------

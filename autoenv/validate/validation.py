@@ -17,6 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from harbor.models.task.config import VerifierEnvironmentMode
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
@@ -186,6 +187,14 @@ async def avalidate_task(
         diagnosis = dict(zip(families, runs))
     if "tamper" not in results:
         results["tamper"] = checks.check_tamper(adversary, threshold=threshold, diagnosis=diagnosis)
+    verifier_cfg = task.config.verifier
+    separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (
+        verifier_cfg.environment_mode is None and verifier_cfg.environment is not None)
+    if not separate and results["tamper"].passed:
+        # the adversary lost, but a shared-mode verifier is only as safe as the cheats it tried
+        results["tamper"].summary += (" (shared-mode verifier: the reward is only as safe as a verifier in the agent's "
+                                      "sandbox can be; environment_mode = \"separate\" grades in a fresh one)")
+        results["tamper"].evidence["verifier_mode"] = "shared"
     results["timeouts"] = checks.check_timeouts(
         oracle,
         agent_timeout_sec=task.config.agent.timeout_sec,

@@ -17,6 +17,8 @@ from pathlib import Path
 import docx
 import openpyxl
 import pytest
+from harbor.models.task.config import VerifierEnvironmentMode
+from harbor.models.task.task import Task
 
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.office import BUNDLED, FAMILIES, family_for, generate
@@ -48,7 +50,8 @@ def test_variants_are_well_formed_different_and_reproducible(family, tmp_path):
         assert check_task(task) == [], [str(p) for p in check_task(task)]
         for rel in ("instruction.md", "task.toml", "environment/Dockerfile", "solution/solve.sh", "tests/test.sh", "tests/test_outputs.py"):
             assert (task / rel).is_file(), rel
-        assert "autoenv guard" in (task / "tests" / "test.sh").read_text()
+        config = Task(task).config  # Harbor's own loader: graded in a fresh sandbox with /app collected
+        assert config.verifier.environment_mode == VerifierEnvironmentMode.SEPARATE and "/app" in config.artifacts
     assert tree(a) == tree(again), "the same seed must give the same task, byte for byte"
     ta, tb = tree(a), tree(b)
     assert ta["tests/test_outputs.py"] != tb["tests/test_outputs.py"], "different seeds must give different targets"

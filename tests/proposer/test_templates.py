@@ -6,6 +6,8 @@ import random
 import re
 
 import pytest
+from harbor.models.task.config import VerifierEnvironmentMode
+from harbor.models.task.task import Task
 from proposer_helpers import bundled_seed_cases
 
 from autoenv.agents.policies.recipes import match_recipe
@@ -44,7 +46,9 @@ def test_family_writes_well_formed_varied_tasks(family, tmp_path):
         assert task_hash(task) == draft_hash(draft)
         toml = draft.files["task.toml"]
         assert 'network_mode = "no-network"' in toml and f'family = "{family}"' in toml
-        assert "autoenv guard" in draft.files["tests/test.sh"], "the verifier starts with the anti-tamper guard"
+        config = Task(task).config  # Harbor's own loader
+        assert config.verifier.environment_mode == VerifierEnvironmentMode.SEPARATE, "tests must run in a fresh sandbox"
+        assert "/app" in config.artifacts, "the deliverables are collected for the separate verifier"
         assert "/logs/verifier/reward.txt" in draft.files["tests/test.sh"]
         docker = draft.files["environment/Dockerfile"]
         assert docker.startswith(("FROM python:3.12-slim\nRUN pip install --no-cache-dir pytest==8.3.4\n", "FROM debian:bookworm-slim\n"))

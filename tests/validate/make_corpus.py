@@ -1,7 +1,9 @@
 """Regenerate the validation corpus: good/sum-numbers and its flawed variants (exactly one flaw each).
 
 The folders are committed; this script is how they were made, so a change to
-the base task (or to autoenv/validate/guard.sh) reaches every variant alike.
+the base task reaches every variant alike. Every task grades in a fresh sandbox
+(separate verifier mode) except ``reward-forgeable``, whose flaw is a shared-mode
+verifier that the agent's leftovers can reach.
 Run: python tests/validate/make_corpus.py
 """
 
@@ -9,20 +11,19 @@ import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-GUARD = (ROOT.parents[1] / "autoenv" / "validate" / "guard.sh").read_text()
 NUMBERS = [417, 92, 1310, 58, 764, 233, 905, 41, 388, 127, 650, 19]
 SUM = sum(NUMBERS)
 TOML = """\
 # {comment}
 schema_version = "1.4"
-
+{artifacts}
 [metadata]
 author_name = "autoenv-tests"
 difficulty = "easy"
 
 [verifier]
 timeout_sec = {verifier_timeout}
-
+{mode}
 [agent]
 timeout_sec = {agent_timeout}
 
@@ -42,9 +43,8 @@ numbers = [int(line) for line in Path("/app/numbers.txt").read_text().split()]
 Path("/app/sum.txt").write_text(f"{sum(numbers)}\\n")
 PY
 """
-def test_sh(check: str, *, guard: bool = True) -> str:
-    head = "#!/bin/bash\n" + (GUARD if guard else "")
-    return head + "mkdir -p /logs/verifier\n" + check
+def test_sh(check: str) -> str:
+    return "#!/bin/bash\nmkdir -p /logs/verifier\n" + check
 CHECK_SUM = f"""\
 if [ "$(tr -d '[:space:]' < /app/sum.txt 2>/dev/null)" = "{SUM}" ]; then
   echo 1 > /logs/verifier/reward.txt
@@ -53,11 +53,13 @@ else
 fi
 """
 def write(dest: Path, comment: str, *, files: dict[str, str] | None = None, agent_timeout=30.0, verifier_timeout=30.0,
-          drop: tuple[str, ...] = ()) -> None:
+          drop: tuple[str, ...] = (), separate: bool = True) -> None:
     if dest.exists():
         shutil.rmtree(dest)
     base = {
-        "task.toml": TOML.format(comment=comment, agent_timeout=agent_timeout, verifier_timeout=verifier_timeout),
+        "task.toml": TOML.format(comment=comment, agent_timeout=agent_timeout, verifier_timeout=verifier_timeout,
+                                 artifacts='artifacts = ["/app"]\n' if separate else "",
+                                 mode='environment_mode = "separate"\n' if separate else ""),
         "instruction.md": INSTRUCTION,
         "environment/Dockerfile": DOCKERFILE,
         "environment/numbers.txt": "\n".join(map(str, NUMBERS)) + "\n",
@@ -152,8 +154,8 @@ def main() -> None:
     write(F / "tests-in-image", "flaw: the test program is shipped in the image at /app/check_sum.py (the agent can read the expected value)",
           files={"tests/test.sh": test_sh(PY_TEST_SH), "tests/check_sum.py": CHECK_PY,
                  "environment/check_sum.py": CHECK_PY, "environment/Dockerfile": DOCKERFILE + "COPY check_sum.py /app/check_sum.py\n"})
-    write(F / "reward-forgeable", "flaw: tests/test.sh lacks the guard, so a process the agent leaves running can rewrite the reward",
-          files={"tests/test.sh": test_sh(CHECK_SUM, guard=False)})
+    write(F / "reward-forgeable", "flaw: a shared-mode verifier: a process the agent leaves running can rewrite the reward",
+          separate=False)
     write(F / "tests-editable", "flaw: the verifier runs a test file that lives in the image (/app/tests/test_sum.py), which the agent can edit",
           files={"environment/Dockerfile": DOCKERFILE + "COPY tests_src/test_sum.py /app/tests/test_sum.py\n",
                  "environment/tests_src/test_sum.py": TEST_SUM_PY,

@@ -36,7 +36,7 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "answer-in-instruction": ("leakage", set(), "5004"),
     "solution-in-instruction": ("leakage", set(), "solution_in_instruction"),
     "tests-in-image": ("leakage", set(), "/app/check_sum.py"),
-    "reward-forgeable": ("tamper", set(), "guard"),
+    "reward-forgeable": ("tamper", set(), 'environment_mode = "separate"'),
     "tests-editable": ("tamper", set(), "/app/tests/test_sum.py"),
     "exit0-stub-passes": ("tamper", set(), "exit0_stub: /app/sum.sh"),
     "empty-output-passes": ("tamper", set(), "empty_output: /app/sum.txt"),

@@ -3,10 +3,11 @@
 Every family writes a complete Harbor task: ``instruction.md``, ``task.toml``,
 ``environment/Dockerfile`` + ``environment/app/``, ``solution/solve.sh`` (+
 ``solve.py``), ``tests/test.sh`` + ``tests/test_outputs.py``. The verifier
-script is the same for all: the autoenv guard (stop what the agent left
-running, discard reward files it wrote), then pytest on ``/tests`` only, run
-from ``/tests`` with ``python3 -I`` so nothing the agent put in ``/app`` (a
-``pytest.py``, an ``openpyxl/`` package) shadows the real modules.
+script is the same for all: pytest on the task's own test files only, run
+from a fresh folder with ``python3 -I`` so nothing the agent put in ``/app`` (a
+``pytest.py``, an ``openpyxl/`` package) shadows the real modules, in a fresh
+sandbox (Harbor's separate verifier mode, with ``/app`` collected from the
+agent's).
 
 Office files are written reproducibly: the same rng gives the same bytes
 (fixed zip timestamps and document properties), so a task's content hash only
@@ -34,13 +35,6 @@ FORMULA_EVAL_PATH = Path(__file__).with_name("formula_eval.py")
 DOCX_FORMAT_PATH = Path(__file__).with_name("docx_format.py")
 VERIFIERS = Path(__file__).with_name("verifiers")
 CASE_MARKER = "CASE: dict = {}  # filled in by the generator"
-
-
-def guard() -> str:
-    """The autoenv guard lines for the top of tests/test.sh (one copy: autoenv/validate/guard.sh)."""
-    from autoenv.validate.checks import guard_snippet
-
-    return guard_snippet()
 
 
 def write(path: Path, content: str | bytes, *, executable: bool = False) -> None:
@@ -84,17 +78,19 @@ def reflow(markdown: str, width: int = 76) -> str:
 def task_toml(*, difficulty: str, category: str, tags: list[str], agent_timeout: float = 600.0,
               verifier_timeout: float = 120.0, extra_metadata: dict[str, Any] | None = None) -> str:
     meta = "".join(f"{k} = {json.dumps(v)}\n" for k, v in (extra_metadata or {}).items())
+    from autoenv.proposer.templates.base import ARTIFACTS_TOML, verifier_toml
+
     return (
-        'schema_version = "1.4"\n\n'
-        "[metadata]\n"
+        'schema_version = "1.4"\n'
+        + ARTIFACTS_TOML
+        + "\n[metadata]\n"
         f'difficulty = "{difficulty}"\n'
         f'category = "{category}"\n'
         f"tags = {json.dumps(tags)}\n"
         'author_name = "autoenv"\n'
         f"{meta}\n"
-        "[verifier]\n"
-        f"timeout_sec = {verifier_timeout:.1f}\n\n"
-        "[agent]\n"
+        + verifier_toml(verifier_timeout)
+        + "\n[agent]\n"
         f"timeout_sec = {agent_timeout:.1f}\n\n"
         "[environment]\n"
         "build_timeout_sec = 600.0\n"
@@ -105,8 +101,7 @@ def task_toml(*, difficulty: str, category: str, tags: list[str], agent_timeout:
 
 
 def dockerfile(*packages: str, apt: tuple[str, ...] = ()) -> str:
-    """python:3.12-slim with pytest and ``packages`` from PyPI and ``apt`` Debian packages (the local
-    backend accepts an apt package only when the host has it installed)."""
+    """python:3.12-slim with pytest and ``packages`` from PyPI and ``apt`` Debian packages."""
     apt_line = (f"RUN apt-get update && apt-get install -y --no-install-recommends {' '.join(apt)} && rm -rf /var/lib/apt/lists/*\n"
                 if apt else "")
     return (

@@ -21,7 +21,6 @@ from typing import Any
 from autoenv.proposer.models import SeedCase
 
 PYTEST_PIN = "pytest==8.3.4"
-GUARD_FILE = Path(__file__).resolve().parents[2] / "validate" / "guard.sh"
 
 
 @dataclass
@@ -60,14 +59,14 @@ class TaskDraft:
         return f"{self.name} ({self.family}; {', '.join(f'{k}={v}' for k, v in self.params.items() if not isinstance(v, (list, dict)))})"
 
 
-def guard_snippet() -> str:
-    """The validator's anti-tamper preamble for tests/test.sh (kills what the agent left running)."""
-    try:
-        from autoenv.validate.checks import guard_snippet as snippet
+#: Grading in a fresh sandbox (Harbor's separate verifier mode): the agent's /app is collected and
+#: copied into a new sandbox made from the task's image, where the tests run. Nothing the agent left
+#: running, planted on PATH, in site-packages or in PID 1 exists there. Top-level keys come first.
+ARTIFACTS_TOML = 'artifacts = ["/app"]\n'
 
-        return snippet().rstrip() + "\n"
-    except Exception:  # the validation package is being rewritten; the shipped file is the contract
-        return GUARD_FILE.read_text().rstrip() + "\n" if GUARD_FILE.is_file() else ""
+
+def verifier_toml(timeout_sec: float) -> str:
+    return f'[verifier]\ntimeout_sec = {timeout_sec:.1f}\nenvironment_mode = "separate"\n'
 
 
 def dockerfile(*, base: str = "python:3.12-slim", pytest: bool = True, copy_app: bool = True, run: list[str] | None = None, workdir: str = "/app") -> str:
@@ -87,6 +86,7 @@ def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], di
     meta = "".join(f'{k} = "{v}"\n' for k, v in (extra_meta or {}).items())
     return textwrap.dedent(f"""\
         schema_version = "1.4"
+        """) + ARTIFACTS_TOML + textwrap.dedent(f"""\
 
         [metadata]
         difficulty = "{difficulty}"
@@ -95,10 +95,7 @@ def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], di
         author_name = "autoenv-proposer"
         family = "{family}"
         seed_case = "{seed_case}"
-        """) + meta + textwrap.dedent(f"""\
-
-        [verifier]
-        timeout_sec = {verifier_timeout:.1f}
+        """) + meta + "\n" + verifier_toml(verifier_timeout) + textwrap.dedent(f"""\
 
         [agent]
         timeout_sec = {agent_timeout:.1f}
@@ -112,7 +109,7 @@ def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], di
 
 
 def pytest_test_sh(*support: str) -> str:
-    """tests/test.sh: the guard, then tests/test_outputs.py (and its ``support`` files) run from a fresh folder.
+    """tests/test.sh: tests/test_outputs.py (and its ``support`` files) run from a fresh folder.
 
     Harbor uploads tests/ into /tests without emptying it, and the agent may have planted files there or
     in /app (a conftest.py, a module shadowing one the tests import). Only the task's own test files are
@@ -122,7 +119,6 @@ def pytest_test_sh(*support: str) -> str:
     files = " ".join(f"/tests/{f}" for f in ("test_outputs.py", *support))
     return (
         "#!/bin/bash\n"
-        + guard_snippet()
         + "mkdir -p /logs/verifier\n"
         + "# run only this task's test files, from a fresh folder\n"
         + "T=$(mktemp -d)\n"
@@ -205,7 +201,7 @@ def apply_flaw(draft: TaskDraft, flaw: str, rng: random.Random) -> TaskDraft:
         if "pytest" not in test_sh:
             return draft
         body = (
-            "#!/bin/bash\n" + guard_snippet() + "set -e\nmkdir -p /logs/verifier\ncd /app\n"
+            "#!/bin/bash\nset -e\nmkdir -p /logs/verifier\ncd /app\n"
             "python3 -m pytest -q -p no:cacheprovider /tests/test_outputs.py -rA\n"
             "echo 1 > /logs/verifier/reward.txt\n"
         )

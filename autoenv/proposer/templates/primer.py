@@ -18,7 +18,7 @@ import textwrap
 from typing import Any
 
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.templates.base import TaskDraft, dockerfile, guard_snippet, pytest_test_sh, sha256_text, solve_sh, task_name, task_toml
+from autoenv.proposer.templates.base import TaskDraft, dockerfile, pytest_test_sh, sha256_text, solve_sh, task_name, task_toml
 from autoenv.proposer.templates.solver import ScriptRecipe, first
 
 NO_PYTHON_RUN = "rm -f /usr/bin/python3* /usr/local/bin/python3* /usr/bin/python /usr/local/bin/python"
@@ -280,7 +280,7 @@ compare() {  # compare(expected, got): same lines; text columns equal, numeric c
 }
 '''
     return (
-        "#!/bin/bash\n" + guard_snippet() + "export PATH=/usr/bin:/bin LC_ALL=C\nmkdir -p /logs/verifier\n"
+        "#!/bin/bash\nexport PATH=/usr/bin:/bin LC_ALL=C\nmkdir -p /logs/verifier\n"
         + "result() { echo \"$1\" > /logs/verifier/reward.txt; exit 0; }\n"
         + "fail() { echo \"FAIL: $*\"; result 0; }\n"
         + compare
