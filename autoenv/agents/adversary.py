@@ -320,12 +320,12 @@ class AdversaryAgent(BaseAgent):
         script = cheat_script(instruction, self.families)
         result = await environment.exec(command=script, timeout_sec=120)
         cheats = []
-        for line in result.stdout.splitlines():
+        for line in (result.stdout or "").splitlines():
             if line.startswith("CHEAT "):
                 _, kind, *detail = line.split(" ", 2)
                 cheats.append({"kind": kind, "detail": detail[0] if detail else ""})
         record = {"families": list(self.families), "cheats": cheats, "return_code": result.return_code,
-                  "stderr": result.stderr[-2000:], "script": script}
+                  "stderr": (result.stderr or "")[-2000:], "script": script}
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         (self.logs_dir / "adversary.json").write_text(json.dumps(record, indent=2))
         context.metadata = {"n_turns": 1, "cheats": cheats}

@@ -9,7 +9,8 @@ for more) runs with Docker's own ``network_mode: none`` (Harbor's
 ``docker-compose-no-network.yaml``), which gives the container loopback only.
 Everything else (build, exec, transfers, compose) is Harbor's code unchanged;
 tasks with allow-lists or network switches between phases still need Harbor's
-sidecar and are refused as before.
+sidecar and are refused as before. It also keeps Harbor's image-build locks per event loop
+(see ``_image_build_locks``).
 
 Load it as ``--env docker`` in autoenv, or in Harbor by import path:
 ``harbor trial start -e autoenv.sandbox.docker:OfflineDockerEnvironment``.
@@ -17,6 +18,8 @@ Load it as ``--env docker`` in autoenv, or in Harbor by import path:
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,6 +46,15 @@ class OfflineDockerEnvironment(DockerEnvironment):
             return False  # network_mode: none does it, no sidecar needed
         return DockerEnvironment._requires_egress_control(
             startup_network_policy=startup_network_policy, phase_network_policies=phase_network_policies)
+
+    #: Harbor keeps one build lock per image in a class-level dict; an asyncio.Lock belongs to the
+    #: event loop that first waited on it, so a second ``asyncio.run`` in the same process (validation
+    #: after a batch of trials) failed with "bound to a different event loop". One dict per loop.
+    _build_locks_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @property
+    def _image_build_locks(self) -> dict[str, asyncio.Lock]:
+        return self._build_locks_by_loop.setdefault(asyncio.get_running_loop(), {})
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:

@@ -86,6 +86,6 @@ def test_no_network_is_enforced_on_docker(tmp_path):
 
 def test_adversary_cannot_win_a_bundled_task_on_docker(tmp_path):
     """The validator's adversary (every cheat class it knows) against bundled tasks on Docker: reward 0."""
-    tasks = [EXAMPLE_TASKS / n for n in ("fix-median-bug", "csv-statistic", "log-parser-cli", "variance-formulas-xlsx")]
+    tasks = [EXAMPLE_TASKS / n for n in ("fix-median-bug", "variance-formulas-xlsx")]
     outcomes = asyncio.run(arun_many([(t, "adversary") for t in tasks], n_concurrent=2, env="docker", trials_dir=tmp_path))
     assert all(o.reward == 0.0 for o in outcomes), [(o.task, o.reward, o.error) for o in outcomes]

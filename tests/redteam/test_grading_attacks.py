@@ -33,7 +33,10 @@ def test_no_bundled_task_rewards_a_cheat_family(tmp_path, family):
     forged = [(o.task, o.reward, o.error) for o in outcomes if o.reward != 0.0]
     assert not forged, forged
     cheats = [json.loads((Path(o.trial_dir) / "agent" / "adversary.json").read_text())["cheats"] for o in outcomes]
-    assert all(cheats), "the adversary applied no cheat on some task: the test would prove nothing there"
+    # the reward and tests families apply everywhere; outputs only where the instruction names a file
+    # the agent has not got yet (an output to fake)
+    applied = sum(bool(c) for c in cheats)
+    assert applied == len(tasks) if family != "outputs" else applied >= len(tasks) // 2, (family, applied, len(tasks))
 
 
 def test_the_same_attacks_win_against_a_shared_mode_verifier(tmp_path):
