@@ -84,7 +84,7 @@ def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], di
               agent_timeout: float = 120.0, verifier_timeout: float = 60.0, extra_meta: dict[str, str] | None = None) -> str:
     tag_list = ", ".join(f'"{t}"' for t in tags)
     meta = "".join(f'{k} = "{v}"\n' for k, v in (extra_meta or {}).items())
-    return textwrap.dedent(f"""\
+    return textwrap.dedent("""\
         schema_version = "1.4"
         """) + ARTIFACTS_TOML + textwrap.dedent(f"""\
 

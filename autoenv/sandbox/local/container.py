@@ -25,7 +25,6 @@ import shutil
 import signal
 import subprocess
 import tarfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -350,9 +349,3 @@ def _run_checked(argv: list[str]) -> None:
 
 def _mount(args: list[str]) -> None:
     _run_checked(["mount", *args])
-
-
-def wait_gone(pids: list[int], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
-        time.sleep(0.01)
