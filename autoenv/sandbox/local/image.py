@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+from rich.console import Console
 
 from autoenv.sandbox.local import cache as image_cache
 from autoenv.sandbox.local import standins
@@ -138,9 +139,12 @@ def ensure_base(ref: str, log) -> Substitution | None:
         if not standins.image_exists(standin.image):
             message = f"autoenv: making stand-in {standin.image} for {ref} (first use; Debian packages via mmdebstrap)\n"
             log.write(message)
-            print(message.strip(), file=sys.stderr)
+            console = Console(stderr=True)
+            if not console.is_terminal:
+                print(message.strip(), file=sys.stderr)
             try:
-                standins.ensure_image(standin, log)
+                with console.status(message.strip() + " ...", spinner="dots"):
+                    standins.ensure_image(standin, log)
             except (RuntimeError, subprocess.CalledProcessError) as exc:
                 raise BuildError(f"could not make the stand-in for {ref}: {exc}") from exc
     _buildah("tag", standin.image, ref)
