@@ -12,7 +12,7 @@ Harbor verifiers:
 * leave a detached process that keeps rewriting those files, so it races the
   verifier (background processes outlive the agent phase, as in Docker);
 * rewrite any test files it can find (``/tests`` or test files shipped in the
-  image) so they pass;
+  image, hidden folders included) so they pass;
 * shadow the programs a verifier runs (``python3``, ``python``, ``pytest``,
   ``cat``, ``tr``, ``diff``) earlier on ``PATH`` with wrappers that write the
   reward and exit 0;
@@ -20,7 +20,8 @@ Harbor verifiers:
   ``sitecustomize.py`` in site-packages that make every Python process exit 0;
 * a fork-hopping rewriter (a process that re-spawns itself under a new PID
   every round, slipping between a kill loop's passes);
-* create empty versions of the output files the instruction names;
+* copy a file of the same name as an output the instruction names from
+  anywhere in the image (an answer cached in a dot-folder), else create it empty;
 * replace the programs/scripts the instruction names with ``exit 0`` stubs,
   and put such stubs on PATH for command names it mentions.
 
@@ -245,7 +246,7 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
     if "tests" in families:
         # tests it can find: /tests, and test files shipped where the agent works
         lines += [
-            "for f in $(find /tests /app /root /home /srv /opt /workspace /data -xdev \\( -name '.?*' -o -name site-packages -o -name dist-packages -o -name node_modules -o -name __pycache__ -o -path '*/lib/python*' \\) -prune -o -type f \\( -name 'test_*.py' -o -name '*_test.py' -o -name 'test*.sh' -o -name 'conftest.py' \\) -print 2>/dev/null | head -n 200); do",
+            "for f in $(find /tests /app /root /home /srv /opt /workspace /data -xdev \\( -name .cache -o -name .git -o -name site-packages -o -name dist-packages -o -name node_modules -o -name __pycache__ -o -path '*/lib/python*' \\) -prune -o -type f \\( -name 'test_*.py' -o -name '*_test.py' -o -name 'test*.sh' -o -name 'conftest.py' \\) -print 2>/dev/null | head -n 200); do",
             "  case \"$f\" in",
             f"    *.py) printf '%s' {q(NEUTRALIZE_PYTEST)} >> \"$f\" 2>/dev/null && report test_rewritten \"$f\" ;;",
             f"    *.sh) printf '%s' {q(PASSING_TEST_SH)} > \"$f\" 2>/dev/null && chmod +x \"$f\" && report test_rewritten \"$f\" ;;",
@@ -273,7 +274,12 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
                     f"  printf '%s' {q(_stub(path))} > {qp} 2>/dev/null && chmod +x {qp} && report exit0_stub {qp}; fi",
                 ]
             elif "." in PurePosixPath(path).name:
+                name = q(PurePosixPath(path).name)
                 lines += [
+                    # an answer cached somewhere in the image (dot-folders included) under the output's name
+                    f"if [ ! -e {qp} ]; then found=$(find / -xdev \\( -path /proc -o -path /sys -o -path /tests \\) -prune -o "
+                    f"-type f -name {name} ! -path {qp} -size -1M -print 2>/dev/null | head -n 1);",
+                    f"  if [ -n \"$found\" ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null; cp \"$found\" {qp} 2>/dev/null && report cached_answer \"$found\"; fi; fi",
                     f"if [ ! -e {qp} ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null;",
                     f"  : > {qp} 2>/dev/null && report empty_output {qp}; fi",
                 ]

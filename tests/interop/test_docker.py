@@ -45,7 +45,8 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.skipif(_why is n
 def test_every_bundled_task_oracle_1_nop_0_on_docker(tmp_path):
     tasks = bundled_tasks()
     jobs = [(t, agent) for t in tasks for agent in ("oracle", "nop")]
-    outcomes = asyncio.run(arun_many(jobs, n_concurrent=2, env="docker", trials_dir=tmp_path))
+    # Docker trials mostly wait on compose; four at a time keeps two cores busy
+    outcomes = asyncio.run(arun_many(jobs, n_concurrent=4, env="docker", trials_dir=tmp_path))
     by = {(o.task, o.agent): o for o in outcomes}
     wrong = {k: (o.reward, o.error, (o.error_message or "")[-300:]) for k, o in by.items()
              if o.reward != (1.0 if k[1] == "oracle" else 0.0)}

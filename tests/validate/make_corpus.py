@@ -160,6 +160,12 @@ def main() -> None:
           files={"environment/Dockerfile": DOCKERFILE + "COPY tests_src/test_sum.py /app/tests/test_sum.py\n",
                  "environment/tests_src/test_sum.py": TEST_SUM_PY,
                  "tests/test.sh": test_sh(RUNPY_CHECK)})
+    write(F / "answer-in-dot-folder", "flaw: the expected sum is cached in a hidden folder of the image (/root/.cache/answers/sum.txt)",
+          files={"environment/Dockerfile": DOCKERFILE + "COPY sum.txt /root/.cache/answers/sum.txt\n", "environment/sum.txt": f"{SUM}\n"})
+    write(F / "tests-in-dot-folder", "flaw: the verifier runs a test file hidden in the image (/app/.checks/test_sum.py), which the agent can edit",
+          files={"environment/Dockerfile": DOCKERFILE + "COPY tests_src/test_sum.py /app/.checks/test_sum.py\n",
+                 "environment/tests_src/test_sum.py": TEST_SUM_PY,
+                 "tests/test.sh": test_sh(RUNPY_CHECK.replace("/app/tests/test_sum.py", "/app/.checks/test_sum.py"))})
     write(F / "exit0-stub-passes", "flaw: the verifier only checks that /app/sum.sh exits 0, not what it prints",
           files={"instruction.md": SUM_SH_INSTRUCTION, "solution/solve.sh": SUM_SH_SOLVE,
                  "tests/test.sh": test_sh(EXIT_CODE_CHECK)})

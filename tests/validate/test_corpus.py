@@ -43,6 +43,8 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "too-slow-oracle": ("timeouts", set(), "agent timeout"),
     "no-reward-on-failure": ("nop", set(), "must always write /logs/verifier/reward.txt"),
     "pytest-plantable": ("tamper", set(), "planted_"),
+    "answer-in-dot-folder": ("tamper", set(), "cached_answer: /root/.cache/answers/sum.txt"),
+    "tests-in-dot-folder": ("tamper", set(), "/app/.checks/test_sum.py"),
 }
 
 
