@@ -278,7 +278,7 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
                 lines += [
                     # an answer cached somewhere in the image (dot-folders included) under the output's name
                     f"if [ ! -e {qp} ]; then found=$(find / -xdev \\( -path /proc -o -path /sys -o -path /tests \\) -prune -o "
-                    f"-type f -name {name} ! -path {qp} -size -1M -print 2>/dev/null | head -n 1);",
+                    f"-type f -name {name} ! -path {qp} -size -1024k -print 2>/dev/null | head -n 1);",
                     f"  if [ -n \"$found\" ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null; cp \"$found\" {qp} 2>/dev/null && report cached_answer \"$found\"; fi; fi",
                     f"if [ ! -e {qp} ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null;",
                     f"  : > {qp} 2>/dev/null && report empty_output {qp}; fi",

@@ -64,7 +64,8 @@ NAIVE_RUN = "cd /tests\npython3 -m pytest -q -p no:cacheprovider /tests/test_out
 def test_planted_pytest_hooks_do_not_reach_the_verifier(name, tmp_path):
     """A pass-everything conftest.py planted in /tests and /tmp before the upload: reward stays 0.
 
-    Control: the same task with a plain ``cd /tests; python3 -m pytest ...`` verifier is fooled by them.
+    Control: the same task with a plain ``cd /tests; python3 -m pytest ...`` verifier in shared mode (run in
+    the agent's sandbox, where /tests keeps what was planted) is fooled by them.
     """
     agent, plant = "adversary", {"cheats": "tests"}  # the validator's adversary, planting only
     outcome = run_trial(EXAMPLE_TASKS / name, agent, agent_kwargs=plant, trials_dir=tmp_path / "trials")
@@ -79,5 +80,7 @@ def test_planted_pytest_hooks_do_not_reach_the_verifier(name, tmp_path):
     start = test_sh.index("T=$(mktemp -d)")
     end = test_sh.index("if [ $? -eq 0 ]")
     (naive / "tests" / "test.sh").write_text(test_sh[:start] + NAIVE_RUN + test_sh[end:])
+    toml = naive / "task.toml"
+    toml.write_text(toml.read_text().replace('environment_mode = "separate"\n', "").replace('artifacts = ["/app"]\n', ""))
     fooled = run_trial(naive, agent, agent_kwargs=plant, trials_dir=tmp_path / "trials")
     assert fooled.reward == 1.0, "control: the planted files should fool a plain pytest run"
