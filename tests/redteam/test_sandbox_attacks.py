@@ -293,3 +293,37 @@ def test_no_runtime_state_survives_the_attacks():
     """After the suite, the runtime lists no container of ours."""
     result = subprocess.run(["runc", "--root", "/run/autoenv/runc", "list", "-q"], capture_output=True, text=True)
     assert not [c for c in result.stdout.split() if c.startswith("victim")], result.stdout
+
+
+SEPARATE_TOML = """\
+schema_version = "1.4"
+artifacts = ["/app"]
+[verifier]
+timeout_sec = 30.0
+environment_mode = "separate"
+[agent]
+timeout_sec = 30.0
+[environment]
+build_timeout_sec = 120.0
+"""
+
+
+def test_symlinks_in_collected_deliverables_cannot_reach_host_files(tmp_path):
+    """Separate-mode grading collects /app from the agent's sandbox: links planted there stay links
+    to nothing, on the host and in the verifier's fresh sandbox."""
+    solution = tmp_path / "tasks" / "victim" / "solution"
+    script = f"""
+ln -s {solution} /app/abs-link
+ln -s ../../../../../../../../{str(solution).lstrip('/')} /app/rel-link
+ln -s /etc /app/etc-link
+"""
+    probe = ("#!/bin/bash\nmkdir -p /logs/verifier\n"
+             "{ cat /app/abs-link/solve.sh; cat /app/rel-link/solve.sh; } > /logs/verifier/seen.txt 2>&1\n"
+             "echo 0 > /logs/verifier/reward.txt\n")
+    outcome = attack(tmp_path, script, files={"task.toml": SEPARATE_TOML, "tests/test.sh": probe})
+    assert outcome.error is None, outcome
+    seen = (Path(outcome.trial_dir) / "verifier" / "seen.txt").read_text()
+    assert "hello" not in seen, f"the verifier read the task's solution through a planted link:\n{seen}"
+    copied = [p for p in Path(outcome.trial_dir).rglob("*") if p.name == "solve.sh" or (p.is_file() and p.name == "shadow")]
+    assert not copied, copied
+    assert_contained(outcome)
