@@ -1,4 +1,4 @@
-"""The local backend as Harbor sees it: real trials, real namespaces, real processes."""
+"""The local backend as Harbor sees it: real trials, real runc containers, real processes."""
 
 from __future__ import annotations
 

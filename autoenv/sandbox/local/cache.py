@@ -1,8 +1,9 @@
 """Keep the local image cache bounded.
 
 Every distinct environment (and the proposer makes many) builds its own
-layer, typically tens of MB with its pip installs, so an unbounded cache
-fills a disk within days. Images are evicted least recently used first once
+image, typically tens of MB over its base with its pip installs, so an
+unbounded cache fills a disk within days. Sizes count what an image adds
+over its base (shared base layers are never evicted with it). Images are evicted least recently used first once
 the cache passes ``AUTOENV_CACHE_MAX_GB`` (default 10); an image used in the
 last hour, or being built, is never evicted, so running sandboxes keep their
 lower layer.
