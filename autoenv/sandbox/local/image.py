@@ -182,33 +182,17 @@ async def build_image(
     key = f"{key}-v{BUILDER_VERSION}"
     directory = images_dir() / key
     lock = images_dir() / f"{key}.lock"
-    await asyncio.to_thread(_acquire, lock)
+
+    def locked_build() -> Image:
+        # the lock is held for as long as the build runs, also past a timeout (the thread cannot be
+        # cancelled): a second builder of the same image waits instead of racing on its tag and folder
+        with _locked(lock):
+            return _build_locked(environment_dir, key, directory, docker_image, force, log_path)
+
     try:
-        return await asyncio.wait_for(
-            asyncio.to_thread(_build_locked, environment_dir, key, directory, docker_image, force, log_path),
-            timeout=timeout_sec,
-        )
+        return await asyncio.wait_for(asyncio.to_thread(locked_build), timeout=timeout_sec)
     except asyncio.TimeoutError:
         raise BuildError(f"{environment_dir}/Dockerfile: build exceeded build_timeout_sec={timeout_sec:g}") from None
-    finally:
-        _release(lock)
-
-
-_held: dict[Path, object] = {}
-
-
-def _acquire(lock: Path) -> None:
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(lock, "w")
-    fcntl.flock(handle, fcntl.LOCK_EX)
-    _held[lock] = handle
-
-
-def _release(lock: Path) -> None:
-    handle = _held.pop(lock, None)
-    if handle is not None:
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        handle.close()
 
 
 def _build_locked(environment_dir: Path, key: str, directory: Path, docker_image: str | None, force: bool, log_path: Path | None) -> Image:
