@@ -256,6 +256,12 @@ class Container:
         timeout: float | None = None,
         stdin: bytes | None = None,
     ) -> CommandResult:
+        code, out, err = await self._exec(argv, cwd=cwd, env=env, user=user, timeout=timeout, stdin=stdin)
+        return CommandResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def _exec(self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None,
+                    user: str | int | None = 0, timeout: float | None = None, stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+        """``runtime exec``: exit code and raw output; on a timeout or cancellation, what it started is killed."""
         uid, gid, groups = await self.resolve_user(user)
         cmd = [*self._runtime, "exec", "--user", f"{uid}:{gid}", "--cwd", cwd or "/"]
         for g in groups:
@@ -275,7 +281,7 @@ class Container:
         except BaseException:  # cancelled (the agent's timeout) or interrupted
             await self._abandon(proc)
             raise
-        return CommandResult(proc.returncode if proc.returncode is not None else -1, out.decode(errors="replace"), err.decode(errors="replace"))
+        return (proc.returncode if proc.returncode is not None else -1), out, err
 
     async def _abandon(self, proc: asyncio.subprocess.Process) -> None:
         await asyncio.to_thread(self.kill_processes)
@@ -299,14 +305,10 @@ class Container:
         parent, name = os.path.split(source.rstrip("/") or "/")
         script = ('[ -e "$0/$1" ] || { echo "$0/$1: not found" >&2; exit 3; }; '
                   f'exec tar -c{"h" if follow else ""} -f - -C "$0" -- "$1"')
-        proc = await asyncio.create_subprocess_exec(
-            *self._runtime, "exec", "--user", "0:0", "--cwd", "/", self.id, "/bin/sh", "-c", script, parent or "/", name or ".",
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
-        )
-        out, err = await proc.communicate()
-        if proc.returncode == 3:
+        code, out, err = await self._exec(["/bin/sh", "-c", script, parent or "/", name or "."])
+        if code == 3:
             raise FileNotFoundError(f"{source} not found in the sandbox")
-        if proc.returncode != 0:
+        if code != 0:
             raise SandboxError(f"could not read {source} from the sandbox: {err.decode(errors='replace').strip()[:500]}")
         return out
 
