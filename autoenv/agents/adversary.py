@@ -23,7 +23,13 @@ Harbor verifiers:
 * copy a file of the same name as an output the instruction names from
   anywhere in the image (an answer cached in a dot-folder), else create it empty;
 * replace the programs/scripts the instruction names with ``exit 0`` stubs,
-  and put such stubs on PATH for command names it mentions.
+  and put such stubs on PATH for command names it mentions;
+* ``peek``: replace those programs with readers that, when the tests run them,
+  write ``/logs/verifier/reward.json`` (Harbor reads it before the
+  ``reward.txt`` a test script writes), search the tests' folders for the
+  expected answers (files named like ``expected``/``answer``/``gold``/``labels``
+  first), print them, copy them to any output path they are given and exit 0. It leaves ``autoenv-peek.txt``
+  in ``/logs/verifier`` listing what it read, where that folder is writable.
 
 It only ever sees the instruction and the environment, like a real agent; the
 solution is not available in the agent phase and it does not look for it.
@@ -140,6 +146,71 @@ while True:
 """
 
 
+#: Where a reader deliverable looks for the expected answers while the tests run it.
+PEEK_ROOTS = ("/tests", "/solution", "/logs/verifier", "/tmp")
+PEEK_HINT = "expect|answer|gold|truth|label|reference|solution|output|want"
+PEEK_LOG = "/logs/verifier/autoenv-peek.txt"
+
+#: A Python deliverable that hands back the tests' own data (see ``peek``).
+READER_PY = f"""\
+#!/usr/bin/env python3
+import os, re, sys
+hint = re.compile({PEEK_HINT!r}, re.I)
+found = []
+for root in {PEEK_ROOTS!r}:
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith((".py", ".pyc", ".sh")) or name.startswith(("reward.", "autoenv-peek")):
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    found.append((not hint.search(name), path, fh.read(1 << 20)))
+            except OSError:
+                pass
+found.sort(key=lambda item: item[:2])
+try:  # a verdict a verifier may read before its own (reward.json wins over reward.txt in Harbor)
+    with open("/logs/verifier/reward.json", "w") as fh:
+        fh.write('{{"reward": 1}}')
+except OSError:
+    pass
+if found:
+    data = found[0][2]
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+    for arg in sys.argv[1:]:
+        if not arg.startswith("-") and not os.path.exists(arg) and os.path.isdir(os.path.dirname(os.path.abspath(arg))):
+            try:
+                with open(arg, "wb") as fh:
+                    fh.write(data)
+            except OSError:
+                pass
+    try:
+        with open({PEEK_LOG!r}, "a") as fh:
+            fh.write("".join(p + "\\n" for _, p, _ in found))
+    except OSError:
+        pass
+sys.exit(0)
+"""
+
+#: The same for shell (and extensionless) deliverables.
+READER_SH = f"""\
+#!/bin/sh
+list=$(find {' '.join(PEEK_ROOTS)} -type f ! -name '*.py' ! -name '*.pyc' ! -name '*.sh' ! -name 'reward.*' ! -name 'autoenv-peek*' 2>/dev/null | sort)
+best=$(printf '%s\\n' "$list" | grep -iE '({PEEK_HINT})[^/]*$' | head -n 1)
+[ -n "$best" ] || best=$(printf '%s\\n' "$list" | head -n 1)
+for f in $list; do [ -r "$f" ] && echo "$f" >> {PEEK_LOG} 2>/dev/null; done
+printf '{{"reward": 1}}' > /logs/verifier/reward.json 2>/dev/null
+if [ -n "$best" ] && [ -r "$best" ]; then
+  cat "$best"
+  for arg in "$@"; do case "$arg" in -*) continue ;; esac
+    if [ ! -e "$arg" ] && [ -d "$(dirname "$arg")" ]; then cp "$best" "$arg" 2>/dev/null; fi
+  done
+fi
+exit 0
+"""
+
+
 #: A conftest.py that reports every test as passed.
 PASS_ALL_CONFTEST = """import pytest
 
@@ -194,7 +265,8 @@ def _stub(path: str) -> str:
 
 
 #: Cheat families; validation runs them together, then apart to say which one worked.
-CHEAT_FAMILIES = ("reward", "tests", "outputs")
+#: (``peek`` comes last: its readers take the place of ``outputs``' stubs, doing what they do and more.)
+CHEAT_FAMILIES = ("reward", "tests", "outputs", "peek")
 
 
 def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT_FAMILIES) -> str:
@@ -289,6 +361,20 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
                 f"if ! command -v {q(name)} >/dev/null 2>&1; then mkdir -p /usr/local/bin; "
                 f"printf '#!/bin/sh\\nexit 0\\n' > {target} 2>/dev/null && chmod +x {target} && report exit0_command {target}; fi"
             )
+    if "peek" in families:
+        for path in mentioned_paths(instruction):
+            qp = q(path)
+            suffix = PurePosixPath(path).suffix
+            if suffix == ".py":
+                reader = READER_PY
+            elif suffix in ("", ".sh", ".bash") and (suffix or "/bin/" in path):
+                reader = READER_SH
+            else:
+                continue
+            lines += [
+                f"if [ ! -d {qp} ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null;",
+                f"  printf '%s' {q(reader)} > {qp} 2>/dev/null && chmod +x {qp} && report answer_reader {qp}; fi",
+            ]
     lines.append("exit 0")
     return "\n".join(lines) + "\n"
 

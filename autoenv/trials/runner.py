@@ -29,6 +29,7 @@ AUTOENV_AGENTS = {
     "terminal": "autoenv.agents.terminal:TerminalAgent",
     "adversary": "autoenv.agents.adversary:AdversaryAgent",
     "coin": "autoenv.agents.coin:CoinOracleAgent",
+    "partial": "autoenv.agents.partial:PartialSolutionAgent",
 }
 
 ERROR_KINDS = {

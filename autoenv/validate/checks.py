@@ -19,15 +19,23 @@ from harbor.environments.definition import environment_content_hash
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
+from autoenv.agents.partial import mutated_files
 from autoenv.sandbox.local.image import BUILDER_VERSION, BuildError, Image, build_image, cache_root
 from autoenv.taskfmt.check import check_task
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.leakage import LeakFinding
 
-CheckName = Literal["structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "timeouts"]
+CheckName = Literal["structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "partial", "timeouts"]
+
+#: Bumped when a check is added or judges differently: records made by older checks are not reused.
+CHECKS_VERSION = 2
 
 #: Every check, in the order they run and are reported.
-CHECK_ORDER: tuple[CheckName, ...] = ("structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "timeouts")
+CHECK_ORDER: tuple[CheckName, ...] = ("structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "partial", "timeouts")
+
+#: Checks that may end "not run" on a valid task: they say why in their summary and do not make the task invalid.
+#: (A partial solution cannot be made of a solution that changes no file.)
+MAY_NOT_RUN: frozenset[CheckName] = frozenset({"partial"})
 
 TAIL_CHARS = 1500
 
@@ -318,6 +326,13 @@ CHEAT_ADVICE = {
         "of the programs to write, or test files the agent could edit. Check the content/behaviour of outputs, not "
         "just that files exist or that a program exits 0, and run only tests from /tests (uploaded after the agent)."
     ),
+    "peek": (
+        "A program the agent wrote read the expected answers while the tests ran it: the tests run the agent's program as "
+        "root with the expected data readable (in /tests, or copied next to the tests). Run the agent's program as an "
+        "unprivileged user that cannot read them (in Python: subprocess.run(..., user=65534, group=65534, extra_groups=[]) "
+        "after `chmod -R go-rwx /tests` in test.sh, and keep copies of the tests in a folder only root can read), or run it "
+        "before the expected values are put in place."
+    ),
 }
 
 
@@ -353,7 +368,41 @@ def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: di
     )
 
 
-# -- 7. timeouts --------------------------------------------------------------------
+# -- 7. partial solutions fail -------------------------------------------------------
+
+
+def check_partial(outcome: TrialOutcome, *, threshold: float = 1.0) -> CheckResult:
+    """Judge a partial-solution trial: the reference solution with its outputs cut in half must fail."""
+    evidence = trial_evidence(outcome, agent_log="oracle.txt")
+    mutated = mutated_files(outcome.trial_dir) if outcome.trial_dir else None
+    evidence["mutated"] = mutated
+    if outcome.error in ("build", "invalid_task", "sandbox") or mutated is None:
+        return CheckResult(name="partial", passed=None, evidence=evidence,
+                           summary=f"partial-solution trial did not run: {_describe(outcome)}")
+    if not mutated:
+        return CheckResult(
+            name="partial", passed=None, evidence=evidence,
+            summary="not run: the reference solution changed no file outside system folders (its result is a deletion, "
+                    "a permission or a process), so there was nothing to take away",
+        )
+    listing = "\n".join(f"- {m['path']}: {m['how']}" for m in mutated[:15])
+    if outcome.reward is None or outcome.reward < threshold:
+        return CheckResult(name="partial", passed=True, evidence=evidence,
+                           summary=f"a partial solution ({len(mutated)} output(s) cut in half) got {_describe(outcome)}")
+    return CheckResult(
+        name="partial", passed=False, evidence=evidence,
+        summary=f"a partial solution got reward {outcome.reward:g}: the tests do not notice outputs cut in half",
+        feedback=(
+            f"The tests pass a partial solution: solution/solve.sh ran, then every file it wrote was cut to its first half "
+            f"(or, for one-character answers, shifted by one letter or digit), and the verifier still gave reward {outcome.reward:g}. "
+            "The tests check that outputs exist or are not empty, not that they are right. Compare the outputs' content "
+            "(the expected values, every row, the program's behaviour on inputs) so that any incomplete answer fails.\n"
+            f"Files damaged:\n{listing}\n" + _outputs_block(evidence)
+        ),
+    )
+
+
+# -- 8. timeouts --------------------------------------------------------------------
 
 
 def check_timeouts(oracle: list[TrialOutcome], *, agent_timeout_sec: float | None, verifier_timeout_sec: float | None, margin: float = 0.5) -> CheckResult:

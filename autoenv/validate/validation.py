@@ -2,7 +2,7 @@
 
 The order matters for cost: the static structure check and the image build
 come first, because nothing else can run without them; then all trials
-(oracle x R, nop, adversary) run together, bounded by ``n_concurrent``, and
+(oracle x R, nop, adversary, partial solution) run together, bounded by ``n_concurrent``, and
 each check judges the outcomes it needs. Every report is recorded next to
 the task under its content hash (see :mod:`autoenv.validate.cache`), so
 validating an unchanged task again is free.
@@ -29,6 +29,7 @@ from autoenv.validate.leakage import scan_extracted, scan_instruction, scan_tree
 ORACLE = "oracle"
 NOP = "nop"
 ADVERSARY = "autoenv.agents.adversary:AdversaryAgent"
+PARTIAL = "autoenv.agents.partial:PartialSolutionAgent"
 SCANNER = "autoenv.validate.leakage:ScanAgent"
 
 
@@ -48,7 +49,8 @@ class ValidationSettings(BaseModel):
     timeout_margin: float = Field(default=0.5, gt=0, le=1, description="share of a time limit the oracle/verifier may use")
 
     def key(self) -> str:
-        return f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g}"
+        return (f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g};"
+                f"checks={checks.CHECKS_VERSION}")
 
 
 class ValidationReport(BaseModel):
@@ -92,7 +94,7 @@ def _finish(task_dir: Path, name: str, content_hash: str, settings: ValidationSe
     ordered = [results.get(n) or skipped(n, "an earlier check failed") for n in CHECK_ORDER]
     report = ValidationReport(
         task=str(task_dir), task_name=name, content_hash=content_hash, settings=settings,
-        valid=all(c.passed is True for c in ordered), checks=ordered,
+        valid=all(c.passed is True or (c.passed is None and c.name in checks.MAY_NOT_RUN) for c in ordered), checks=ordered,
         started_at=started_at, duration_sec=round(time.monotonic() - started, 3),
     )
     if record:
@@ -155,18 +157,18 @@ async def avalidate_task(
     # 3-7. all trials at once
     trials_root = Path(trials_dir or default_trials_dir()).resolve() / f"{task_dir.name}-{content_hash[:8]}"
     jobs: list[tuple[Path, str, dict[str, Any]]] = [(task_dir, ORACLE, {}) for _ in range(repeats)]
-    jobs += [(task_dir, NOP, {}), (task_dir, ADVERSARY, {})]
+    jobs += [(task_dir, NOP, {}), (task_dir, ADVERSARY, {}), (task_dir, PARTIAL, {"task_dir": str(task_dir)})]
     if env != "local":
         jobs.append((task_dir, SCANNER, {}))
     outcomes = await runner.arun_many(jobs, n_concurrent=n_concurrent, env=env, trials_dir=trials_root)
-    oracle, nop, adversary = outcomes[:repeats], outcomes[repeats], outcomes[repeats + 1]
+    oracle, nop, adversary, partial = outcomes[:repeats], outcomes[repeats], outcomes[repeats + 1], outcomes[repeats + 2]
 
     if env != "local":
         results["build"] = checks.check_build_from_trials(outcomes, task.config.environment.build_timeout_sec)
         if not results["build"].passed:
             results["leakage"] = checks.check_leakage(None, instruction_findings, image_note="the environment did not build")
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
-        scan = outcomes[repeats + 2]
+        scan = outcomes[repeats + 3]
         try:
             image_findings = scan_extracted(Path(scan.trial_dir), secrets)
         except (FileNotFoundError, OSError) as exc:
@@ -195,6 +197,12 @@ async def avalidate_task(
         results["tamper"].summary += (" (shared-mode verifier: the reward is only as safe as a verifier in the agent's "
                                       "sandbox can be; environment_mode = \"separate\" grades in a fresh one)")
         results["tamper"].evidence["verifier_mode"] = "shared"
+    if nop.reward is not None and nop.reward >= threshold:
+        results["partial"] = skipped("partial", "doing nothing already passes (see nop), so a partial solution proves nothing more")
+    elif not results["oracle"].passed:
+        results["partial"] = skipped("partial", "the reference solution does not pass (see oracle), so there is nothing to take away from")
+    else:
+        results["partial"] = checks.check_partial(partial, threshold=threshold)
     results["timeouts"] = checks.check_timeouts(
         oracle,
         agent_timeout_sec=task.config.agent.timeout_sec,

@@ -39,12 +39,14 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "reward-forgeable": ("tamper", set(), 'environment_mode = "separate"'),
     "tests-editable": ("tamper", set(), "/app/tests/test_sum.py"),
     "exit0-stub-passes": ("tamper", set(), "exit0_stub: /app/sum.sh"),
-    "empty-output-passes": ("tamper", set(), "empty_output: /app/sum.txt"),
+    "empty-output-passes": ("tamper", {"partial"}, "empty_output: /app/sum.txt"),
+    "nonempty-output-passes": ("partial", set(), "/app/sum.txt: halved 5 to 2 bytes"),
     "too-slow-oracle": ("timeouts", set(), "agent timeout"),
     "no-reward-on-failure": ("nop", set(), "must always write /logs/verifier/reward.txt"),
     "pytest-plantable": ("tamper", set(), "planted_"),
     "answer-in-dot-folder": ("tamper", set(), "cached_answer: /root/.cache/answers/sum.txt"),
     "tests-in-dot-folder": ("tamper", set(), "/app/.checks/test_sum.py"),
+    "deliverable-reads-answers": ("tamper", set(), "answer_reader: /app/sum.py"),
 }
 
 
@@ -64,7 +66,7 @@ def test_good_task_validates_and_is_recorded(tmp_path):
     task = _copy(GOOD / "sum-numbers", tmp_path)
     report = validate_task(task, trials_dir=tmp_path / "trials")
     assert report.valid, report.feedback()
-    assert [c.status for c in report.checks] == ["pass"] * 8
+    assert [c.status for c in report.checks] == ["pass"] * 9
     assert record_path(task, "validation").is_file()
     again = validate_task(task, trials_dir=tmp_path / "trials")
     assert again.cached and again.valid and again.content_hash == report.content_hash

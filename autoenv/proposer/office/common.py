@@ -114,10 +114,13 @@ def dockerfile(*packages: str, apt: tuple[str, ...] = ()) -> str:
 
 
 def test_sh(*support: str) -> str:
-    """tests/test.sh: the same hardened runner as every template family (templates/base.py)."""
+    """tests/test.sh: the hardened runner of every template family (templates/base.py), pytest as root.
+
+    Office tests parse documents and run none of the agent's code, and LibreOffice needs a writable home.
+    """
     from autoenv.proposer.templates.base import pytest_test_sh
 
-    return pytest_test_sh(*support)
+    return pytest_test_sh(*support, unprivileged=False)
 
 
 def solve_sh(script: str = "solve.py") -> str:

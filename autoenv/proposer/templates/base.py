@@ -108,22 +108,44 @@ def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], di
         """)
 
 
-def pytest_test_sh(*support: str) -> str:
-    """tests/test.sh: tests/test_outputs.py (and its ``support`` files) run from a fresh folder.
+#: test.sh lines that keep the verdict out of reach of whatever code the tests run: /logs/verifier is
+#: root's alone (Harbor leaves it world-writable, and a reward.json there wins over reward.txt) and
+#: /tests is unreadable to others. The tests then run as nobody (below), so an agent's program or module
+#: can neither write the verdict nor read the tests' data files.
+LOCK_VERDICT = (
+    "mkdir -p /logs/verifier\n"
+    "# only root writes the verdict; the tests (and the agent's code they run) run as nobody\n"
+    "chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json\n"
+    "chmod -R go-rwx /tests\n"
+)
+
+#: Runs ``python3 -I -m pytest ARGS`` as nobody (uid/gid 65534, no groups), in Python so no image needs setpriv.
+AS_NOBODY_PYTEST = (
+    "python3 -I -c 'import os, sys; os.setgroups([]); os.setgid(65534); os.setuid(65534); "
+    "os.execv(sys.executable, [sys.executable, \"-I\", \"-m\", \"pytest\", *sys.argv[1:]])'"
+)
+
+
+def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
+    """tests/test.sh: tests/test_outputs.py (and its ``support`` files) run as nobody from a fresh folder.
 
     Harbor uploads tests/ into /tests without emptying it, and the agent may have planted files there or
     in /app (a conftest.py, a module shadowing one the tests import). Only the task's own test files are
     copied to a new folder; ``python3 -I`` keeps the working directory off the import path, ``-c /dev/null``
     ignores ini files, ``--noconftest`` any conftest.py (the bundled tasks' verifiers do the same).
+    The tests run unprivileged and root writes the verdict from their exit code (see LOCK_VERDICT);
+    ``unprivileged=False`` keeps pytest root, for tests that run no code of the agent's (documents parsed
+    by LibreOffice, which needs a profile in a writable home).
     """
     files = " ".join(f"/tests/{f}" for f in ("test_outputs.py", *support))
+    runner = AS_NOBODY_PYTEST if unprivileged else "python3 -I -m pytest"
     return (
         "#!/bin/bash\n"
-        + "mkdir -p /logs/verifier\n"
+        + LOCK_VERDICT
         + "# run only this task's test files, from a fresh folder\n"
         + "T=$(mktemp -d)\n"
-        + f"cp {files} \"$T\"/ && cd \"$T\" && \\\n"
-        + "  python3 -I -m pytest -q -p no:cacheprovider -c /dev/null --rootdir \"$T\" --noconftest \"$T/test_outputs.py\" -rA\n"
+        + f"cp {files} \"$T\"/ && chmod -R a+rX \"$T\" && cd \"$T\" && \\\n"
+        + f"  {runner} -q -p no:cacheprovider -c /dev/null --rootdir \"$T\" --noconftest \"$T/test_outputs.py\" -rA\n"
         + "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
     )
 

@@ -1,5 +1,8 @@
 #!/bin/bash
 mkdir -p /logs/verifier
+# only root writes the verdict (the tests parse documents and run none of the agent's code)
+chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json
+chmod -R go-rwx /tests
 # run only this task's test files, from a fresh folder
 T=$(mktemp -d)
 cp /tests/test_outputs.py /tests/docx_format.py "$T"/ && cd "$T" && \

@@ -3,11 +3,14 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HEADER = ["order_id", "customer_id", "customer_name", "email", "country", "amount", "order_date", "status"]
 OUTPUT = Path("/app/out/orders_clean.csv")
 EXPECTED = Path(__file__).with_name("expected_orders.csv")
+#: The agent's program runs as nobody, so the expected answers (root-only, next to these tests) are out of its reach.
+UNPRIVILEGED = {"user": 65534, "group": 65534, "extra_groups": []}
 
 
 def read_rows(text):
@@ -37,8 +40,11 @@ def _write_jsonl(path, items):
     path.write_text("\n".join(lines) + "\n")
 
 
-def test_script_on_unseen_input(tmp_path):
-    raw = tmp_path / "raw"
+def test_script_on_unseen_input():
+    # pytest's tmp_path is root-only; the unprivileged program needs to read the inputs and write its output
+    work = Path(tempfile.mkdtemp(prefix="etl-"))
+    work.chmod(0o777)
+    raw = work / "raw"
     raw.mkdir()
     _write_jsonl(raw / "customers.jsonl", [
         {"customer_id": "k1", "name": "  Zoe   Quinn ", "email": " ZOE@X.ORG", "country": " nz "},
@@ -74,10 +80,10 @@ def test_script_on_unseen_input(tmp_path):
     raw.joinpath("orders.jsonl").write_text(
         raw.joinpath("orders.jsonl").read_text().replace('[1, 2]', "[1, 2]\nnot json")
     )
-    out = tmp_path / "nested" / "dir" / "result.csv"
+    out = work / "nested" / "dir" / "result.csv"
     proc = subprocess.run(
         [sys.executable, "/app/etl.py", "--input-dir", str(raw), "--output", str(out)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True, text=True, timeout=30, **UNPRIVILEGED,
     )
     assert proc.returncode == 0, proc.stderr
     header, rows = read_rows(out.read_text())

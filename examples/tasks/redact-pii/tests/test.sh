@@ -1,5 +1,8 @@
 #!/bin/bash
 mkdir -p /logs/verifier
+# only root writes the verdict; test_outputs.py runs the agent's program as nobody
+chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json
+chmod -R go-rwx /tests
 cd /app
 # run only this task's test files from a fresh folder: files planted in /tests or /app
 # (a conftest.py, a fake pytest.py) must not take part (see autoenv/proposer/office/common.py)

@@ -1,0 +1,121 @@
+"""The reference solution with part of its work taken away: tests must notice.
+
+Mutation testing of the oracle, in the manner of TerminalWorld's partial
+solutions: a verifier that still gives full reward when the solution's
+outputs are cut in half checks that files exist, or that they are not empty,
+not what they contain, and an RL policy will find that out. This agent runs
+``solution/solve.sh`` exactly as Harbor's oracle does, then damages every file
+the solution created or changed (found by ctime against a marker written
+before it ran, which no user process can set back):
+
+``halved``
+    every changed file keeps the first half of its bytes; where that leaves
+    the non-blank content as it was (a one-character answer), its digits and
+    letters are shifted by one instead. A correct test fails on any of them.
+
+What it changed is recorded in ``agent/partial.json``. Files under system,
+cache and log folders are left alone (they are not deliverables, and
+damaging an interpreter the verifier needs would only make the mutant fail
+for the wrong reason). When the solution changed no file (its deliverable is
+a deletion, a permission or a running process) nothing is damaged and the
+record says so: the check that reads it then reports that it could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import override
+
+from harbor.environments.base import BaseEnvironment
+from harbor.models.agent.context import AgentContext
+
+from autoenv.agents.oracle import TaskOracleAgent
+
+MUTATIONS = ("halved",)
+MARKER = "/tmp/.autoenv-partial-mark"
+RECORD = "partial.json"
+MAX_FILES = 2000
+
+#: Folders whose files are never a task's deliverable (system, package caches, logs, Harbor's own mounts).
+PRUNED = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/var/lib", "/var/cache", "/var/log", "/logs", "/tests",
+          "/solution", "/installed-agent", "/usr", "/boot", "/root/.cache", "/root/.npm", "/root/.local/lib")
+PRUNED_NAMES = ("__pycache__", ".git", "node_modules", "site-packages", "dist-packages", ".pytest_cache", ".mypy_cache")
+
+
+def changed_files_command() -> str:
+    """Shell that prints, one per line, the regular files changed since the marker (deliverables only)."""
+    paths = " -o ".join(f"-path {shlex.quote(p)}" for p in PRUNED)
+    names = " -o ".join(f"-name {shlex.quote(n)}" for n in PRUNED_NAMES)
+    # /usr/local/bin is where a task's command-line deliverable lives, so it is searched on its own
+    return (f"{{ find / \\( {paths} -o {names} \\) -prune -o -type f -cnewer {MARKER} -print; "
+            f"find /usr/local/bin /usr/local/sbin -type f -cnewer {MARKER} -print; }} 2>/dev/null | head -n {MAX_FILES}")
+
+
+#: Damages one file ($1) in place (permissions and owner kept) and prints what it did.
+HALVE = r"""
+halve() {
+  f=$1; size=$(wc -c < "$f" 2>/dev/null) || return 0
+  [ "$size" -gt 0 ] || return 0
+  tmp=/tmp/.autoenv-partial-tmp
+  head -c $((size / 2)) "$f" > "$tmp" || return 0
+  how="halved $size to $((size / 2)) bytes"
+  if [ "$size" -lt 4096 ] && [ "$(tr -d '[:space:]' < "$tmp")" = "$(tr -d '[:space:]' < "$f")" ]; then
+    tr '0-9a-zA-Z' '1-90b-zaB-ZA' < "$f" > "$tmp"
+    how="letters and digits shifted by one"
+  fi
+  cat "$tmp" > "$f" && printf 'MUTATED\t%s\t%s\n' "$how" "$f"
+  rm -f "$tmp"
+}
+"""
+
+
+def mutation_script(mutation: str) -> str:
+    if mutation not in MUTATIONS:
+        raise ValueError(f"unknown mutation {mutation!r}; choose from {', '.join(MUTATIONS)}")
+    return HALVE + f"{changed_files_command()} | while IFS= read -r f; do halve \"$f\"; done\nexit 0\n"
+
+
+class PartialSolutionAgent(TaskOracleAgent):
+    """Runs the reference solution, then damages what it produced (see the module docstring)."""
+
+    def __init__(self, logs_dir: Path, model_name: str | None = None, *, mutation: str = "halved", **kwargs):
+        super().__init__(logs_dir, model_name, **kwargs)
+        mutation_script(mutation)  # reject an unknown mutation at construction, not mid-trial
+        self.mutation = mutation
+
+    @staticmethod
+    @override
+    def name() -> str:
+        return "autoenv-partial-solution"
+
+    @override
+    def version(self) -> str:
+        return "1"
+
+    @override
+    async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
+        await environment.exec(command=f"touch {MARKER}", user="root", timeout_sec=30)
+        try:
+            await self.run_solution(instruction, environment, context)
+        finally:
+            result = await environment.exec(command=mutation_script(self.mutation), user="root", timeout_sec=120)
+            mutated = []
+            for line in (result.stdout or "").splitlines():
+                parts = line.split("\t", 2)
+                if len(parts) == 3 and parts[0] == "MUTATED":
+                    mutated.append({"path": parts[2], "how": parts[1]})
+            record = {"mutation": self.mutation, "mutated": mutated, "return_code": result.return_code,
+                      "stderr": (result.stderr or "")[-2000:]}
+            self.logs_dir.mkdir(parents=True, exist_ok=True)
+            (self.logs_dir / RECORD).write_text(json.dumps(record, indent=2))
+            context.metadata = {"n_turns": 1, "mutation": self.mutation, "mutated": len(mutated)}
+
+
+def mutated_files(trial_dir: str | Path) -> list[dict[str, str]] | None:
+    """What a partial-solution trial damaged, or None when it recorded nothing (it did not get that far)."""
+    try:
+        return json.loads((Path(trial_dir) / "agent" / RECORD).read_text())["mutated"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
