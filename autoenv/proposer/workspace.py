@@ -84,12 +84,20 @@ tests/test.sh:
 ```bash
 #!/bin/bash
 mkdir -p /logs/verifier
+# only root writes the verdict; the tests (and the agent's code they run) run as nobody
+chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json
+chmod -R go-rwx /tests
 # run only the task's own test files from a fresh folder (files planted in /tests or /app must not count)
 T=$(mktemp -d)
-cp /tests/test_outputs.py "$T"/ && cd "$T" && \\
-  python3 -I -m pytest -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
+cp /tests/test_outputs.py "$T"/ && chmod -R a+rX "$T" && cd "$T" && \\
+  python3 -I -c 'import os, sys; os.setgroups([]); os.setgid(65534); os.setuid(65534); os.execv(sys.executable, [sys.executable, "-I", "-m", "pytest", *sys.argv[1:]])' -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
 if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
 ```
+
+The tests run as nobody: a program or module of the agent's that they run can neither write
+/logs/verifier (a reward.json there would win over reward.txt) nor read /tests. Keep expected data
+that must stay secret out of the copy in "$T" (run the agent's program from a root-run test with
+`subprocess.run(..., user=65534, group=65534, extra_groups=[])` instead).
 
 Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a separate sandbox):
 
@@ -99,7 +107,10 @@ Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a
 - nop: doing nothing scores 0 (the answer must not already be in the image);
 - leakage: no solution, tests or expected answers in the image or in instruction.md;
 - tamper: an agent that only cheats (forges the reward file, stubs programs, edits tests, leaves
-  processes running) scores 0: grade in a fresh sandbox (`environment_mode = "separate"`);
+  processes running, writes programs that forge the reward or read the tests' data when the tests
+  run them) scores 0: grade in a fresh sandbox (`environment_mode = "separate"`) and run the
+  agent's code unprivileged (above);
+- partial: the reference solution with its outputs cut in half scores 0 (check content, not existence);
 - timeouts: the oracle uses at most half of the agent time limit.
 
 Then calibration (`autoenv-child solve tasks/<name> -k 4`) runs the current solver K times:

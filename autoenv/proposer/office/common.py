@@ -113,14 +113,15 @@ def dockerfile(*packages: str, apt: tuple[str, ...] = ()) -> str:
     )
 
 
-def test_sh(*support: str) -> str:
-    """tests/test.sh: the hardened runner of every template family (templates/base.py), pytest as root.
+def test_sh(*support: str, unprivileged: bool = False) -> str:
+    """tests/test.sh: the hardened runner of every template family (templates/base.py).
 
-    Office tests parse documents and run none of the agent's code, and LibreOffice needs a writable home.
+    Document tests parse files and run none of the agent's code, so pytest stays root (LibreOffice needs a
+    writable home); the web app's tests start the app the agent worked in, so they run as nobody.
     """
     from autoenv.proposer.templates.base import pytest_test_sh
 
-    return pytest_test_sh(*support, unprivileged=False)
+    return pytest_test_sh(*support, unprivileged=unprivileged)
 
 
 def solve_sh(script: str = "solve.py") -> str:

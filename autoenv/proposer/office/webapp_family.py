@@ -258,5 +258,5 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
     case["server_sha256"] = hashlib.sha256(APP_SOURCE.read_bytes()).hexdigest()
     case["runbooks"] = {r["id"]: r for r in seed["runbooks"]}
     case["engineers"] = seed["engineers"]
-    common.write(task_dir / "tests" / "test.sh", common.test_sh(), executable=True)
+    common.write(task_dir / "tests" / "test.sh", common.test_sh(unprivileged=True), executable=True)
     common.write(task_dir / "tests" / "test_outputs.py", common.verifier_source("webapp_tests.py", case))

@@ -114,7 +114,7 @@ def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], di
 #: can neither write the verdict nor read the tests' data files.
 LOCK_VERDICT = (
     "mkdir -p /logs/verifier\n"
-    "# only root writes the verdict; the tests (and the agent's code they run) run as nobody\n"
+    "# only root writes the verdict: a reward.json the tests or the agent's code left would win over reward.txt\n"
     "chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json\n"
     "chmod -R go-rwx /tests\n"
 )
@@ -142,7 +142,8 @@ def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
     return (
         "#!/bin/bash\n"
         + LOCK_VERDICT
-        + "# run only this task's test files, from a fresh folder\n"
+        + ("# run only this task's test files, from a fresh folder, as nobody\n" if unprivileged
+           else "# run only this task's test files, from a fresh folder\n")
         + "T=$(mktemp -d)\n"
         + f"cp {files} \"$T\"/ && chmod -R a+rX \"$T\" && cd \"$T\" && \\\n"
         + f"  {runner} -q -p no:cacheprovider -c /dev/null --rootdir \"$T\" --noconftest \"$T/test_outputs.py\" -rA\n"

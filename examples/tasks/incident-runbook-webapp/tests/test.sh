@@ -1,9 +1,9 @@
 #!/bin/bash
 mkdir -p /logs/verifier
-# only root writes the verdict; the tests (and the agent's code they run) run as nobody
+# only root writes the verdict: a reward.json the tests or the agent's code left would win over reward.txt
 chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json
 chmod -R go-rwx /tests
-# run only this task's test files, from a fresh folder
+# run only this task's test files, from a fresh folder, as nobody
 T=$(mktemp -d)
 cp /tests/test_outputs.py "$T"/ && chmod -R a+rX "$T" && cd "$T" && \
   python3 -I -c 'import os, sys; os.setgroups([]); os.setgid(65534); os.setuid(65534); os.execv(sys.executable, [sys.executable, "-I", "-m", "pytest", *sys.argv[1:]])' -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
