@@ -11,8 +11,10 @@ Harbor verifiers:
   allows it the files could not be cleaned up afterwards);
 * leave a detached process that keeps rewriting those files, so it races the
   verifier (background processes outlive the agent phase, as in Docker);
-* rewrite any test files it can find (``/tests`` or test files shipped in the
-  image, hidden folders included) so they pass;
+* ``tests``: rewrite any test files it can find (``/tests`` or test files
+  shipped in the image, hidden folders included) so they pass;
+* ``plant``: put a pass-everything ``conftest.py`` and a ``pytest.py`` where
+  pytest will find them (``/tests``, ``/tmp``, the work folder, ``/app``);
 * shadow the programs a verifier runs (``python3``, ``python``, ``pytest``,
   ``cat``, ``tr``, ``diff``) earlier on ``PATH`` with wrappers that write the
   reward and exit 0;
@@ -266,7 +268,13 @@ def _stub(path: str) -> str:
 
 #: Cheat families; validation runs them together, then apart to say which one worked.
 #: (``peek`` comes last: its readers take the place of ``outputs``' stubs, doing what they do and more.)
-CHEAT_FAMILIES = ("reward", "tests", "outputs", "peek")
+CHEAT_FAMILIES = ("reward", "plant", "tests", "outputs", "peek")
+
+#: Families that beat any verifier running in the agent's sandbox (a shared-mode one): there, whatever the
+#: agent leaves (a process, a hook, a conftest.py, the program the tests run) can write /logs/verifier
+#: and read /tests. A limit of how such a task is run, not a flaw of the task, so validation reports
+#: them as a note for shared mode (and as errors for a separate-mode verifier, which can avoid them).
+SHARED_MODE_FAMILIES = frozenset({"reward", "plant", "peek"})
 
 
 def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT_FAMILIES) -> str:
@@ -324,6 +332,9 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
             f"    *.sh) printf '%s' {q(PASSING_TEST_SH)} > \"$f\" 2>/dev/null && chmod +x \"$f\" && report test_rewritten \"$f\" ;;",
             "  esac",
             "done",
+        ]
+    if "plant" in families:
+        lines += [
             # plant hooks before the tests arrive: Harbor uploads tests/ into /tests without emptying
             # it, pytest loads any conftest.py where it collects, and `python -m pytest` run from the
             # work folder imports a pytest.py found there first

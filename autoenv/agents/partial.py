@@ -13,7 +13,10 @@ before it ran, which no user process can set back):
     the non-blank content as it was (a one-character answer), its digits and
     letters are shifted by one instead. A correct test fails on any of them.
 
-What it changed is recorded in ``agent/partial.json``. Files under system,
+Processes the solution left running (a service it started) are stopped first:
+a running service holds the code it loaded, and the service is part of what
+the solution did. What it changed is recorded in ``agent/partial.json``, with what the solution had
+written to the small text files (the leakage check looks for it in the instruction). Files under system,
 cache and log folders are left alone (they are not deliverables, and
 damaging an interpreter the verifier needs would only make the mutant fail
 for the wrong reason). When the solution changed no file (its deliverable is
@@ -23,6 +26,7 @@ record says so: the check that reads it then reports that it could not run.
 
 from __future__ import annotations
 
+import base64
 import json
 import shlex
 from pathlib import Path
@@ -58,6 +62,8 @@ HALVE = r"""
 halve() {
   f=$1; size=$(wc -c < "$f" 2>/dev/null) || return 0
   [ "$size" -gt 0 ] || return 0
+  # what the solution wrote, for the leakage check (is the answer in the instruction?)
+  [ "$size" -le 4096 ] && printf 'ORIGINAL\t%s\t%s\n' "$(base64 < "$f" | tr -d '\n')" "$f"
   tmp=/tmp/.autoenv-partial-tmp
   head -c $((size / 2)) "$f" > "$tmp" || return 0
   how="halved $size to $((size / 2)) bytes"
@@ -71,10 +77,25 @@ halve() {
 """
 
 
+#: Stops every process the solution left running (a service it started holds the code it loaded, so
+#: damaging its files alone would not reach it): all but PID 1, this script and what it started.
+STOP_LEFTOVERS = r"""
+me=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
+for d in /proc/[0-9]*; do
+  pid=${d#/proc/}
+  [ "$pid" = 1 ] || [ "$pid" = $$ ] && continue
+  started=$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f20) || continue
+  [ -n "$started" ] && [ "$started" -lt "$me" ] || continue
+  cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null | cut -c1-120)
+  kill -9 "$pid" 2>/dev/null && printf 'STOPPED\t%s\t%s\n' "$pid" "$cmd"
+done
+"""
+
+
 def mutation_script(mutation: str) -> str:
     if mutation not in MUTATIONS:
         raise ValueError(f"unknown mutation {mutation!r}; choose from {', '.join(MUTATIONS)}")
-    return HALVE + f"{changed_files_command()} | while IFS= read -r f; do halve \"$f\"; done\nexit 0\n"
+    return STOP_LEFTOVERS + HALVE + f"{changed_files_command()} | while IFS= read -r f; do halve \"$f\"; done\nexit 0\n"
 
 
 class PartialSolutionAgent(TaskOracleAgent):
@@ -101,16 +122,31 @@ class PartialSolutionAgent(TaskOracleAgent):
             await self.run_solution(instruction, environment, context)
         finally:
             result = await environment.exec(command=mutation_script(self.mutation), user="root", timeout_sec=120)
-            mutated = []
+            mutated, originals, stopped = [], {}, []
             for line in (result.stdout or "").splitlines():
                 parts = line.split("\t", 2)
                 if len(parts) == 3 and parts[0] == "MUTATED":
                     mutated.append({"path": parts[2], "how": parts[1]})
-            record = {"mutation": self.mutation, "mutated": mutated, "return_code": result.return_code,
+                elif len(parts) == 3 and parts[0] == "STOPPED":
+                    stopped.append({"pid": parts[1], "command": parts[2]})
+                elif len(parts) == 3 and parts[0] == "ORIGINAL":
+                    try:
+                        originals[parts[2]] = base64.b64decode(parts[1]).decode("utf-8")
+                    except (ValueError, UnicodeDecodeError):
+                        pass  # binary outputs say nothing an instruction could state
+            record = {"mutation": self.mutation, "mutated": mutated, "stopped": stopped, "outputs": originals, "return_code": result.return_code,
                       "stderr": (result.stderr or "")[-2000:]}
             self.logs_dir.mkdir(parents=True, exist_ok=True)
             (self.logs_dir / RECORD).write_text(json.dumps(record, indent=2))
             context.metadata = {"n_turns": 1, "mutation": self.mutation, "mutated": len(mutated)}
+
+
+def solution_outputs(trial_dir: str | Path) -> dict[str, str]:
+    """The text files (up to 4 KiB) the reference solution wrote in a partial-solution trial, before damage."""
+    try:
+        return json.loads((Path(trial_dir) / "agent" / RECORD).read_text()).get("outputs") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
 
 
 def mutated_files(trial_dir: str | Path) -> list[dict[str, str]] | None:

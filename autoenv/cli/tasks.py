@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from autoenv.cli.common import console, print_json
-from autoenv.taskfmt.check import check_task, find_tasks
+from autoenv.taskfmt.check import check_task, errors, find_tasks
 
 task_app = typer.Typer(no_args_is_help=True, help="Inspect Harbor tasks.")
 
@@ -18,23 +18,26 @@ def check(
     paths: Annotated[list[Path], typer.Argument(help="Task folders, or dataset folders holding tasks.")],
     env: Annotated[str, typer.Option(help="Backend the task must run on (local adds Dockerfile-subset checks).")] = "local",
     json_out: Annotated[bool, typer.Option("--json", help="Print problems as JSON.")] = False,
+    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="A missing reference solution is a note, not an error.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings make a task ill formed too.")] = False,
 ) -> None:
-    """Exit 0 when every task is well formed; otherwise print one line per problem and exit 1."""
+    """Print every finding with its level (error, warning, note); exit 1 when there are errors (or warnings with --strict)."""
     problems = []
     checked = 0
     for path in paths:
         tasks = find_tasks(path) or [path]
         for task in tasks:
             checked += 1
-            problems.extend(check_task(task, env=env))
+            problems.extend(check_task(task, env=env, oracle=not no_oracle))
+    failing = errors(problems, strict=strict)
     if json_out:
-        print_json({"checked": checked, "problems": [p.model_dump() for p in problems]})
+        print_json({"checked": checked, "errors": len(failing), "problems": [p.model_dump(mode="json") for p in problems]})
     else:
         for problem in problems:
             typer.echo(str(problem))
-        if not problems:
-            console.print(f"[green]ok[/green]: {checked} task(s) well formed")
-    raise typer.Exit(1 if problems else 0)
+        if not failing:
+            console.print(f"[green]ok[/green]: {checked} task(s) well formed" + (f" ({len(problems)} warning(s)/note(s))" if problems else ""))
+    raise typer.Exit(1 if failing else 0)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenv.cli.common import console, fail, print_json
+from autoenv.cli.common import console, fail, fail_with, print_json
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.taskfmt.check import find_tasks, is_task_dir
 from autoenv.trials import runner
@@ -59,15 +59,19 @@ def trial(
     trials_dir: TrialsDirOpt = runner.default_trials_dir(),
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Run one Harbor trial and report its reward."""
+    """Run one Harbor trial and report its reward.
+
+    Exit codes: 0 the trial ran (whatever its reward), 2 the task is wrong (task.toml, Dockerfile),
+    3 this backend cannot run it, 4 the sandbox failed, 5 the model endpoint failed, 70 a bug.
+    """
     if not is_task_dir(path):
-        fail(f"{path}: not a task folder (no task.toml)")
+        fail(f"{path}: not a task folder (no task.toml)", code=2)
     _check_env(env)
     runner.quiet_harbor_logs()
     try:
         outcome = runner.run_trial(path, agent, env=env, model=model, agent_kwargs=agent_kwargs(policy, base_url, seed, ak), trials_dir=trials_dir)
     except Exception as exc:
-        fail(f"{path}: {exc}")
+        fail_with(exc, task=path, env=env, json_out=json_out)
     if json_out:
         print_json(outcome.model_dump())
     else:

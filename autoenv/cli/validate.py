@@ -11,9 +11,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenv.cli.common import console, fail, print_json
+from autoenv.cli.common import console, fail, fail_with, print_json
 from autoenv.sandbox.backends import UnknownBackend, environment_config
-from autoenv.taskfmt.check import find_tasks, is_task_dir
+from autoenv.taskfmt.check import Level, find_tasks, is_task_dir
 from autoenv.trials import runner
 from autoenv.validate import cache
 from autoenv.validate.calibration import CalibrationReport, acalibrate, parse_band, parse_solver_spec
@@ -46,8 +46,11 @@ def _print_validation(report: ValidationReport) -> None:
         table.add_row(check.name, f"[{colour}]{check.status}[/{colour}]", escape(check.summary))
     console.print(table)
     for check in report.failed:
-        console.print(f"[red]{check.name}[/red]: {escape(check.feedback)}", highlight=False, soft_wrap=True)
+        console.print(f"[red]{check.name}[/red] error: {escape(check.feedback)}", highlight=False, soft_wrap=True)
         console.print()
+    for level, colour in ((Level.WARNING, "yellow"), (Level.NOTE, "cyan")):
+        for finding in report.findings(level):
+            console.print(f"[{colour}]{level}[/{colour}]: {escape(str(finding))}", highlight=False, soft_wrap=True)
     verdict = "[green]valid[/green]" if report.valid else "[red]not valid[/red]"
     console.print(f"{report.task_name}: {verdict} ({report.duration_sec:.1f}s) -> {cache.record_path(report.task, 'validation')}")
 
@@ -62,8 +65,18 @@ def validate(
     force: ForceOpt = False,
     trials_dir: Annotated[Path, typer.Option(help="Where validation trials are written.")] = Path("runs") / "validate",
     json_out: JsonOpt = False,
+    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Validate without the reference solution (datasets that ship none): "
+                                            "oracle, determinism, partial-solution and timing checks are reported as not run.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings (lint style, unpinned versions, unknown fields) make a task invalid too.")] = False,
 ) -> None:
-    """Run every validation check; exit 0 if the task(s) are valid, 1 if not."""
+    """Run every validation check that can run; exit 0 if the task(s) are valid, 1 if not.
+
+    When validation cannot run at all the exit code says why: 2 the task is wrong beyond checking
+    (task.toml), 3 this backend cannot run it, 4 the sandbox failed, 5 a model endpoint failed, 70 a bug.
+
+    Only errors make a task invalid; warnings (and, with --strict, errors too) and notes on how the
+    task is run are printed after the table and carried in the JSON report with their level.
+    """
     tasks = find_tasks(path)
     if not tasks:
         if path.exists() and not is_task_dir(path) and path.is_dir():
@@ -77,9 +90,10 @@ def validate(
     for task in tasks:
         try:
             report = asyncio.run(avalidate_task(task, env=env, repeats=repeats, threshold=threshold, timeout_margin=margin,
-                                                force=force, trials_dir=trials_dir, n_concurrent=n_concurrent))
-        except Exception as exc:  # a bug or an infrastructure failure, not a verdict on the task
-            fail(f"{task}: validation could not run: {exc}")
+                                                force=force, trials_dir=trials_dir, n_concurrent=n_concurrent,
+                                                oracle=not no_oracle, strict=strict))
+        except Exception as exc:  # the backend, the infrastructure or a bug, not a verdict on the task
+            fail_with(exc, task=task, env=env, json_out=json_out)
         reports.append(report)
         if not json_out:
             _print_validation(report)

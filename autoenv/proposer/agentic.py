@@ -163,11 +163,13 @@ class ChildServer:
         if host_task is None:
             return f"{CHILD} {verb}: {paths[0]}: no such task folder in the sandbox (expected {sandbox_path}/task.toml)", None
         if verb == "check":
-            from autoenv.taskfmt.check import check_task
+            from autoenv.taskfmt.check import check_task, errors
 
             problems = check_task(host_task, env=self.job.env)
-            call.verdict = "well formed" if not problems else f"{len(problems)} problem(s)"
-            return ("OK: well formed" if not problems else "PROBLEMS:\n" + "\n".join(str(p).replace(str(host_task), f"tasks/{name}") for p in problems)), not problems
+            ok = not errors(problems)
+            call.verdict = "well formed" if ok else f"{len(errors(problems))} error(s)"
+            listing = "\n".join(str(p).replace(str(host_task), f"tasks/{name}") for p in problems)
+            return (("OK: well formed" + (f"\n{listing}" if listing else "")) if ok else "PROBLEMS:\n" + listing), ok
         if verb == "validate":
             return await self._validate(host_task, call)
         return await self._solve(host_task, k, call)
@@ -189,6 +191,7 @@ class ChildServer:
             return mirror_task(staged, self.workspace.tasks / name)
 
     async def _validate(self, task: Path, call: ChildCall) -> tuple[str, bool]:
+        from autoenv.taskfmt.check import Level
         from autoenv.validate.validation import avalidate_task
 
         report = await avalidate_task(task, env=self.job.env, trials_dir=Path(self.job.trials_dir) / "validate")
@@ -197,8 +200,8 @@ class ChildServer:
                 else f"INVALID: failed checks: {', '.join(c.name for c in report.failed)} (tasks/{task.name})")
         lines = [head + (" [cached verdict for identical content]" if report.cached else f" in {report.duration_sec:.1f}s"), ""]
         lines += [f"  {c.name:13s} {c.status:4s}  {c.summary}" for c in report.checks]
-        if not report.valid:
-            lines += ["", report.feedback()]
+        if not report.valid or report.findings(Level.WARNING) or report.findings(Level.NOTE):
+            lines += ["", report.feedback()]  # errors first, then warnings and notes, each with its level
         return "\n".join(lines), report.valid
 
     async def _solve(self, task: Path, k: int, call: ChildCall) -> tuple[str, bool]:

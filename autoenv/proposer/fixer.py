@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autoenv.proposer.templates.base import ARTIFACTS_TOML, pytest_test_sh
 
-SECTION = re.compile(r"^\[(structure|build|oracle|deterministic|nop|leakage|tamper|timeouts)\] ", re.M)
+SECTION = re.compile(r"^\[(structure|build|oracle|deterministic|nop|leakage|tamper|partial|timeouts)\] ", re.M)
 APP_PATH = re.compile(r"(/app/[\w./-]+\w)")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from autoenv.taskfmt.check import check_task
+from autoenv.taskfmt.check import check_task, errors
 from autoenv.taskfmt.hashing import IGNORED_PARTS
 
 
@@ -23,7 +23,7 @@ def export_tasks(tasks: list[Path], out: Path, *, overwrite: bool = False) -> li
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for task in tasks:
-        problems = check_task(task)
+        problems = errors(check_task(task))
         if problems:
             raise ExportError(f"{task}: not exportable: {problems[0]}")
         target = out / task.name

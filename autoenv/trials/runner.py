@@ -21,6 +21,7 @@ from harbor.models.trial.result import TrialResult
 from harbor.trial.trial import Trial
 from pydantic import BaseModel
 
+from autoenv.errors import Fault, explain
 from autoenv.sandbox.backends import environment_config
 from autoenv.sandbox.local.environment import IMAGE_RECORD
 
@@ -186,9 +187,11 @@ async def arun_many(
         async with semaphore:
             try:
                 outcome = await arun_trial(task_dir, agent, **job_kwargs)
-            except Exception as exc:  # a task Harbor cannot even load
+            except Exception as exc:  # a task Harbor cannot load, or a backend that cannot run it
+                kind = explain(exc, task=task_dir, env=kwargs.get("env", "local")).kind
+                error = {Fault.BACKEND: "backend_unsupported", Fault.SANDBOX: "sandbox"}.get(kind, "invalid_task")
                 outcome = TrialOutcome(task=Path(task_dir).name, agent=agent, environment=kwargs.get("env", "local"),
-                                       reward=None, error="invalid_task", error_message=str(exc)[-2000:],
+                                       reward=None, error=error, error_message=str(exc)[-2000:],
                                        trial_dir="", duration_sec=0.0)
         if on_done is not None:
             on_done(outcome)

@@ -8,7 +8,12 @@ each task under its content hash (``cache``).
 """
 
 from autoenv.validate.cache import register_store_hook, task_content_hash
-from autoenv.validate.calibration import CalibrationReport, acalibrate, calibrate, parse_solver_spec
+from autoenv.validate.calibration import (
+    CalibrationReport,
+    acalibrate,
+    calibrate,
+    parse_solver_spec,
+)
 from autoenv.validate.checks import CheckResult
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.stats import wilson_interval

@@ -10,6 +10,7 @@ run once (in :mod:`autoenv.validate.validation`) and the judging stays pure.
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import datetime
 from pathlib import Path
@@ -19,9 +20,16 @@ from harbor.environments.definition import environment_content_hash
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
+from autoenv.agents.adversary import SHARED_MODE_FAMILIES
 from autoenv.agents.partial import mutated_files
-from autoenv.sandbox.local.image import BUILDER_VERSION, BuildError, Image, build_image, cache_root
-from autoenv.taskfmt.check import check_task
+from autoenv.sandbox.local.image import (
+    BUILDER_VERSION,
+    BuildError,
+    Image,
+    build_image,
+    cache_root,
+)
+from autoenv.taskfmt.check import Level, Problem, check_task, errors
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.leakage import LeakFinding
 
@@ -36,6 +44,14 @@ CHECK_ORDER: tuple[CheckName, ...] = ("structure", "build", "oracle", "determini
 #: Checks that may end "not run" on a valid task: they say why in their summary and do not make the task invalid.
 #: (A partial solution cannot be made of a solution that changes no file.)
 MAY_NOT_RUN: frozenset[CheckName] = frozenset({"partial"})
+#: The checks that need a reference solution: "not run" without one when validating with ``--no-oracle``.
+NEED_ORACLE: frozenset[CheckName] = frozenset({"oracle", "deterministic", "partial", "timeouts"})
+
+#: What a verifier prints when it needs the network and has none (DNS, connect, pip, apt, npm).
+NETWORK_FAILURE = re.compile(
+    r"Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable"
+    r"|Failed to establish a new connection|Could not connect to|getaddrinfo (?:ENOTFOUND|EAI_AGAIN)"
+    r"|No matching distribution found|Failed to fetch http|unable to access 'http", re.I)
 
 TAIL_CHARS = 1500
 
@@ -48,7 +64,11 @@ class CheckResult(BaseModel):
     summary: str
     evidence: dict[str, Any] = Field(default_factory=dict)
     feedback: str = Field(default="", description="For a failed check: what to fix, with the relevant output")
+    findings: list[Problem] = Field(default_factory=list, description="Findings with their level (error, warning, note) and where they are")
     seconds: float = 0.0
+
+    def at(self, level: Level) -> list[Problem]:
+        return [f for f in self.findings if f.level == level]
 
     @property
     def status(self) -> str:
@@ -122,6 +142,27 @@ def _describe(outcome: TrialOutcome) -> str:
     return f"reward {outcome.reward:g}" if outcome.reward is not None else "no reward"
 
 
+def network_failure(evidence: dict[str, Any]) -> str | None:
+    """The line of a trial's output that shows it needed the network and had none, if any."""
+    for key in ("verifier_output", "agent_output", "error_message"):
+        for line in str(evidence.get(key) or "").splitlines():
+            if NETWORK_FAILURE.search(line):
+                return line.strip()[:300]
+    return None
+
+
+def _network_advice(evidence: dict[str, Any], offline: bool) -> str:
+    line = network_failure(evidence)
+    if not line or not offline:
+        return ""
+    if line in str(evidence.get("verifier_output") or ""):
+        return (f"This is not a wrong solution: the verifier needs the network at grading time (\"{line}\"), and the task "
+                "declares network_mode = \"no-network\". Install what tests/test.sh downloads (pytest, uv, curl, packages) "
+                "in environment/Dockerfile instead of at grading time.\n")
+    return (f"solution/solve.sh needs the network (\"{line}\"), and the task declares network_mode = \"no-network\": the "
+            "agent has none either. Install what it downloads in environment/Dockerfile, or solve the task without it.\n")
+
+
 def _outputs_block(evidence: dict[str, Any], *, verifier_silent_hint: bool = False) -> str:
     parts = []
     if verifier_silent_hint and not evidence.get("verifier_output") and evidence.get("trial_dir"):
@@ -140,17 +181,26 @@ def _outputs_block(evidence: dict[str, Any], *, verifier_silent_hint: bool = Fal
 # -- 1. structure -------------------------------------------------------------------
 
 
-def check_structure(task_dir: Path, *, env: str = "local") -> CheckResult:
+def _count(problems: list[Problem]) -> str:
+    counts = [f"{n} {level}(s)" for level in Level if (n := sum(p.level == level for p in problems))]
+    return ", ".join(counts)
+
+
+def check_structure(task_dir: Path, *, env: str = "local", oracle: bool = True, strict: bool = False) -> CheckResult:
+    """Harbor's lint and autoenv's static checks; only errors (and warnings when ``strict``) fail it."""
     started = time.monotonic()
-    problems = check_task(task_dir, env=env)
+    problems = check_task(task_dir, env=env, oracle=oracle)
     seconds = round(time.monotonic() - started, 3)
-    if not problems:
-        return CheckResult(name="structure", passed=True, summary="task check: well formed", seconds=seconds)
-    listing = "\n".join(str(p) for p in problems[:20])
+    failing = errors(problems, strict=strict)
+    evidence = {"problems": [p.model_dump(mode="json") for p in problems]}
+    if not failing:
+        summary = "task check: well formed" + (f" ({_count(problems)})" if problems else "")
+        return CheckResult(name="structure", passed=True, summary=summary, seconds=seconds, evidence=evidence, findings=problems)
+    listing = "\n".join(str(p) for p in failing[:20])
     return CheckResult(
-        name="structure", passed=False, seconds=seconds,
-        summary=f"{len(problems)} problem(s) found by `autoenv task check`",
-        evidence={"problems": [p.model_dump() for p in problems]},
+        name="structure", passed=False, seconds=seconds, findings=problems,
+        summary=f"{_count(problems)} found by `autoenv task check`" + (" (warnings count: --strict)" if strict else ""),
+        evidence=evidence,
         feedback=f"The task is not well formed (`autoenv task check`):\n{listing}",
     )
 
@@ -208,7 +258,7 @@ def check_build_from_trials(outcomes: list[TrialOutcome], build_timeout_sec: flo
 # -- 3. oracle passes, deterministically ----------------------------------------------
 
 
-def check_oracle(outcomes: list[TrialOutcome], *, threshold: float = 1.0) -> CheckResult:
+def check_oracle(outcomes: list[TrialOutcome], *, threshold: float = 1.0, offline: bool = False) -> CheckResult:
     runs = [trial_evidence(o, agent_log="oracle.txt") for o in outcomes]
     failing = [(o, e) for o, e in zip(outcomes, runs) if o.reward is None or o.reward < threshold]
     rewards = [o.reward for o in outcomes]
@@ -216,6 +266,14 @@ def check_oracle(outcomes: list[TrialOutcome], *, threshold: float = 1.0) -> Che
         return CheckResult(name="oracle", passed=True, summary=f"reference solution passed {len(outcomes)}/{len(outcomes)} runs (rewards {rewards})",
                            evidence={"rewards": rewards, "threshold": threshold, "runs": runs})
     outcome, evidence = failing[0]
+    network = _network_advice(evidence, offline)
+    if network:
+        return CheckResult(
+            name="oracle", passed=False,
+            summary=f"reference solution failed {len(failing)}/{len(outcomes)} runs: grading needs the network, the task has none",
+            evidence={"rewards": rewards, "threshold": threshold, "runs": runs, "network_failure": network_failure(evidence)},
+            feedback=network + _outputs_block(evidence),
+        )
     return CheckResult(
         name="oracle", passed=False,
         summary=f"reference solution failed {len(failing)}/{len(outcomes)} runs: {_describe(outcome)}",
@@ -253,7 +311,7 @@ def check_deterministic(outcomes: list[TrialOutcome]) -> CheckResult:
 # -- 4. null agent fails ------------------------------------------------------------
 
 
-def check_nop(outcome: TrialOutcome) -> CheckResult:
+def check_nop(outcome: TrialOutcome, *, offline: bool = False) -> CheckResult:
     evidence = trial_evidence(outcome)
     if outcome.error is None and outcome.reward == 0:
         return CheckResult(name="nop", passed=True, summary="doing nothing gets reward 0", evidence=evidence)
@@ -269,7 +327,7 @@ def check_nop(outcome: TrialOutcome) -> CheckResult:
     return CheckResult(
         name="nop", passed=False, summary=f"on the untouched environment the verifier produced {_describe(outcome)}, not reward 0",
         evidence=evidence,
-        feedback=(
+        feedback=_network_advice(evidence, offline) + (
             f"On the untouched environment the verifier ended with {_describe(outcome)} instead of writing reward 0. "
             "tests/test.sh must always write /logs/verifier/reward.txt (0 on failure), also when expected files are missing.\n"
             + _outputs_block(evidence)
@@ -321,10 +379,19 @@ CHEAT_ADVICE = {
         "shared-mode verifier runs in the agent's environment. Grade in a fresh sandbox: set environment_mode = "
         "\"separate\" under [verifier] and artifacts = [\"/app\"] (the deliverables) at the top of task.toml."
     ),
-    "tests,outputs": (
-        "The tests accept outputs that do not do the task: empty files where output is expected, `exit 0` stubs in place "
-        "of the programs to write, or test files the agent could edit. Check the content/behaviour of outputs, not "
-        "just that files exist or that a program exits 0, and run only tests from /tests (uploaded after the agent)."
+    "plant": (
+        "A conftest.py or pytest.py the agent planted took over pytest: the verifier collects tests where the agent "
+        "could write (/tests before the upload, the work folder, /app). Copy the task's own test files to a fresh "
+        "folder and run `python3 -I -m pytest -c /dev/null --noconftest` there."
+    ),
+    "tests": (
+        "A test file the agent could edit decided the reward: run only tests from /tests (uploaded after the agent), "
+        "never test files shipped in the image."
+    ),
+    "outputs": (
+        "The tests accept outputs that do not do the task: empty files where output is expected, or `exit 0` stubs in "
+        "place of the programs to write. Check the content and behaviour of outputs, not just that files exist or "
+        "that a program exits 0."
     ),
     "peek": (
         "A program the agent wrote read the expected answers while the tests ran it: the tests run the agent's program as "
@@ -336,8 +403,14 @@ CHEAT_ADVICE = {
 }
 
 
-def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: dict[str, TrialOutcome] | None = None) -> CheckResult:
-    """Judge the adversary run; ``diagnosis`` holds runs with one cheat family each, to say which one worked."""
+def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: dict[str, TrialOutcome] | None = None,
+                 shared: bool = False, task_toml: str = "task.toml") -> CheckResult:
+    """Judge the adversary run; ``diagnosis`` holds runs with one cheat family each, to say which one worked.
+
+    For a ``shared``-mode verifier, cheats that beat any verifier in the agent's sandbox (forged reward
+    files, rewriters, shadowed programs, planted conftest.py) are a limit of how the task is run, not a
+    flaw of the task: when only they win, the check passes with a note saying so.
+    """
     evidence = trial_evidence(outcome)
     cheats = adversary_cheats(outcome)
     evidence["cheats"] = cheats
@@ -348,8 +421,21 @@ def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: di
     winners = [family for family, o in (diagnosis or {}).items() if o.reward is not None and o.reward >= threshold]
     if diagnosis:
         evidence["diagnosis"] = {family: trial_evidence(o) | {"cheats": adversary_cheats(o)} for family, o in diagnosis.items()}
+    if shared and winners and set(winners) <= SHARED_MODE_FAMILIES:
+        evidence["verifier_mode"] = "shared"
+        return CheckResult(
+            name="tamper", passed=True, evidence=evidence,
+            summary=f"only cheats any shared-mode verifier falls to won ({', '.join(winners)}); none aimed at this task's tests did",
+            findings=[Problem(
+                path=task_toml, rule="shared-verifier", level=Level.NOTE,
+                message=f"the verifier runs in the agent's sandbox, so {' and '.join(winners)} cheats forge its reward "
+                        "(a limit of shared mode, not of this task's tests)",
+                advice="[verifier] environment_mode = \"separate\" (with the deliverables as artifacts) grades in a fresh sandbox")],
+        )
     kinds = sorted({c["kind"] for c in cheats})
-    listing = "\n".join(f"- {c['kind']}: {c['detail']}" for c in cheats[:25])
+    # the cheats of the families that won alone, else all of them
+    shown_cheats = [c for w in winners for c in adversary_cheats(diagnosis[w])] if winners and diagnosis else cheats
+    listing = "\n".join(f"- {c['kind']}: {c['detail']}" for c in shown_cheats[:40])
     if winners:
         advice = " ".join(CHEAT_ADVICE.get(w, "") for w in winners)
         culprit = " and ".join(f"'{w}' cheats alone" for w in winners)

@@ -69,7 +69,7 @@ SKIP_DIRS = re.compile(
 
 LeakKind = Literal[
     "solution_in_image", "tests_in_image", "test_program_in_image", "answers_in_image",
-    "harbor_dir_in_image", "answer_in_instruction", "solution_in_instruction",
+    "harbor_dir_in_image", "answer_in_instruction", "solution_in_instruction", "output_in_instruction",
 ]
 
 
@@ -335,6 +335,43 @@ def scan_instruction(task_dir: Path, secrets: Secrets | None = None) -> list[Lea
         if len(shared) >= max(2, math.ceil(0.5 * len(src.lines))):
             findings.append(LeakFinding(kind="solution_in_instruction", where="instruction.md", source=src.rel,
                                         detail=f"{len(shared)}/{len(src.lines)} distinctive lines of the solution, e.g. {sorted(shared)[0][:80]!r}"))
+    return findings
+
+
+def _meaningful(value: str) -> bool:
+    """Long or numeric enough that finding it in the instruction is not chance ("ok", "0", "yes" are not)."""
+    return len(value) >= 6 or (len(value) >= 3 and any(c.isdigit() for c in value))
+
+
+def scan_outputs_in_instruction(task_dir: Path, outputs: dict[str, str], secrets: Secrets | None = None) -> list[LeakFinding]:
+    """What the reference solution wrote, found in instruction.md: the "example output" that is the answer.
+
+    ``outputs`` maps each file the solution created or changed to its content (from the partial-solution
+    trial). A one-value output found verbatim, or most of the distinctive lines of a longer one, is a leak,
+    unless the same text is in the environment's own files (then it is data the agent is meant to read).
+    Literal values of the tests are only one way to state an answer; this finds it however the tests check.
+    """
+    secrets = secrets or task_secrets(task_dir)
+    path = task_dir / "instruction.md"
+    instruction = normalize(path.read_text(errors="replace")) if path.is_file() else ""
+    public = normalize(secrets.public_text)
+    findings: list[LeakFinding] = []
+    for output, content in sorted(outputs.items()):
+        lines = [normalize(line) for line in content.splitlines() if normalize(line)]
+        if not lines:
+            continue
+        if len(lines) == 1:
+            value = lines[0]
+            if _meaningful(value) and _token_in(instruction, value) and not _token_in(public, value):
+                findings.append(LeakFinding(kind="output_in_instruction", where="instruction.md", source=output,
+                                            detail=f"the reference solution writes {value[:80]!r} to {output} and the instruction states it"))
+            continue
+        distinct = {line for line in lines if _meaningful(line) and line not in public}
+        shown = {line for line in distinct if line in instruction}
+        if len(distinct) >= 2 and len(shown) >= max(2, math.ceil(0.5 * len(distinct))):
+            findings.append(LeakFinding(kind="output_in_instruction", where="instruction.md", source=output,
+                                        detail=f"{len(shown)}/{len(distinct)} lines the reference solution writes to {output} are in "
+                                               f"the instruction, e.g. {sorted(shown)[0][:80]!r}"))
     return findings
 
 

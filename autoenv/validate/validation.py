@@ -17,14 +17,23 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from harbor.models.task.config import VerifierEnvironmentMode
+from harbor.models.task.config import NetworkMode, VerifierEnvironmentMode
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
+from autoenv.agents.partial import solution_outputs
+from autoenv.errors import BackendUnsupported
+from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials import runner
 from autoenv.validate import cache, checks
 from autoenv.validate.checks import CHECK_ORDER, CheckName, CheckResult, skipped
-from autoenv.validate.leakage import scan_extracted, scan_instruction, scan_tree, task_secrets
+from autoenv.validate.leakage import (
+    scan_extracted,
+    scan_instruction,
+    scan_outputs_in_instruction,
+    scan_tree,
+    task_secrets,
+)
 
 ORACLE = "oracle"
 NOP = "nop"
@@ -47,10 +56,16 @@ class ValidationSettings(BaseModel):
     repeats: int = Field(default=2, ge=1, description="oracle runs; all must pass with the same verdict")
     threshold: float = Field(default=1.0, description="reward that counts as a pass (below 1 for graded rewards)")
     timeout_margin: float = Field(default=0.5, gt=0, le=1, description="share of a time limit the oracle/verifier may use")
+    oracle: bool = Field(default=True, description="run the reference solution; False validates a task (dataset) without one")
+    strict: bool = Field(default=False, description="warnings (style, unpinned versions, unknown fields) make a task invalid too")
 
     def key(self) -> str:
         return (f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g};"
-                f"checks={checks.CHECKS_VERSION}")
+                f"oracle={int(self.oracle)};strict={int(self.strict)};checks={checks.CHECKS_VERSION}")
+
+    def may_not_run(self) -> frozenset[str]:
+        """Checks whose "not run" does not make a task invalid under these settings."""
+        return checks.MAY_NOT_RUN | (frozenset() if self.oracle else checks.NEED_ORACLE)
 
 
 class ValidationReport(BaseModel):
@@ -74,15 +89,32 @@ class ValidationReport(BaseModel):
     def failed(self) -> list[CheckResult]:
         return [c for c in self.checks if c.passed is False]
 
+    def findings(self, level: Level) -> list[Problem]:
+        """Every finding of one level, over all checks."""
+        return [f for c in self.checks for f in c.at(level)]
+
     def feedback(self) -> str:
-        """Everything a proposer needs to fix the task, failed checks first, one section each."""
+        """Everything a proposer needs to fix the task: errors (failed checks) first, then warnings and notes."""
+        warnings, notes = self.findings(Level.WARNING), self.findings(Level.NOTE)
+        later = []
+        if warnings:
+            later.append("Warnings (worth fixing; they do not change what the task does"
+                         + ("; --strict counts them as errors" if self.settings.strict else "") + "):\n"
+                         + "\n".join(f"- {w}" for w in warnings))
+        if notes:
+            later.append("Notes (limits of how the task is run, not flaws of the task):\n" + "\n".join(f"- {n}" for n in notes))
+        not_run = [c for c in self.checks if c.passed is None]
         if self.valid:
-            return f"Task {self.task_name} is valid: all checks passed."
-        sections = [f"[{c.name}] {c.feedback or c.summary}" for c in self.failed]
-        not_run = [c.name for c in self.checks if c.passed is None]
-        if not_run:
-            sections.append(f"Not checked yet (blocked by the failures above): {', '.join(not_run)}.")
-        return f"Task {self.task_name} is not valid.\n\n" + "\n\n".join(sections)
+            head = f"Task {self.task_name} is valid: no errors."
+            skipped_lines = [f"- {c.name}: {c.summary}" for c in not_run]
+            if skipped_lines:
+                later.append("Not checked:\n" + "\n".join(skipped_lines))
+            return "\n\n".join([head, *later])
+        sections = [f"[{c.name}] error: {c.feedback or c.summary}" for c in self.failed]
+        blocked = [c.name for c in not_run if c.name not in self.settings.may_not_run()]
+        if blocked:
+            sections.append(f"Not checked yet (blocked by the failures above): {', '.join(blocked)}.")
+        return f"Task {self.task_name} is not valid.\n\n" + "\n\n".join(sections + later)
 
 
 def default_trials_dir() -> Path:
@@ -94,7 +126,7 @@ def _finish(task_dir: Path, name: str, content_hash: str, settings: ValidationSe
     ordered = [results.get(n) or skipped(n, "an earlier check failed") for n in CHECK_ORDER]
     report = ValidationReport(
         task=str(task_dir), task_name=name, content_hash=content_hash, settings=settings,
-        valid=all(c.passed is True or (c.passed is None and c.name in checks.MAY_NOT_RUN) for c in ordered), checks=ordered,
+        valid=all(c.passed is True or (c.passed is None and c.name in settings.may_not_run()) for c in ordered), checks=ordered,
         started_at=started_at, duration_sec=round(time.monotonic() - started, 3),
     )
     if record:
@@ -118,15 +150,22 @@ async def avalidate_task(
     record: bool = True,
     trials_dir: Path | str | None = None,
     n_concurrent: int = 2,
+    oracle: bool = True,
+    strict: bool = False,
 ) -> ValidationReport:
-    """Run every check on one task (or return the recorded verdict for the same content)."""
+    """Run every check that can run on one task (or return the recorded verdict for the same content).
+
+    ``oracle=False`` validates without the reference solution (datasets that ship none): the checks
+    that need it are reported as not run and do not make the task invalid. ``strict``: warnings count.
+    """
     task_dir = Path(path).resolve()
-    settings = ValidationSettings(env=env, repeats=repeats, threshold=threshold, timeout_margin=timeout_margin)
+    settings = ValidationSettings(env=env, repeats=repeats, threshold=threshold, timeout_margin=timeout_margin,
+                                  oracle=oracle, strict=strict)
     started_at, started = datetime.now(timezone.utc), time.monotonic()
     results: dict[str, CheckResult] = {}
 
     if not task_dir.is_dir():
-        results["structure"] = checks.check_structure(task_dir, env=env)
+        results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=strict)
         return _finish(task_dir, task_dir.name, "", settings, results, started_at, started, record=False)
     content_hash = cache.task_content_hash(task_dir)
     if not force:
@@ -135,12 +174,22 @@ async def avalidate_task(
             hit.cached = True
             return hit
 
-    # 1. structure: nothing else is meaningful on a task Harbor cannot load
-    results["structure"] = checks.check_structure(task_dir, env=env)
-    if not results["structure"].passed:
+    # 1. structure. A failing lint does not hide the behavioural checks: they run on every task that
+    # Harbor can load and that has a verifier script to run.
+    results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=strict)
+    try:
+        task = Task(task_dir)
+    except Exception:  # noqa: BLE001 - the structure check has said why
         return _finish(task_dir, task_dir.name, content_hash, settings, results, started_at, started, record=record)
-    task = Task(task_dir)
+    if not task.paths.test_path.is_file() or task.config.steps:
+        why = "no verifier script to run" if not task.paths.test_path.is_file() else "multi-step tasks are checked statically only"
+        for n in CHECK_ORDER[1:]:
+            results[n] = skipped(n, why)
+        return _finish(task_dir, task_dir.name, content_hash, settings, results, started_at, started, record=record)
     name = task.name
+    has_solution = task.paths.solve_path.is_file()
+    run_oracle = oracle and has_solution
+    offline = task.config.environment.network_mode == NetworkMode.NO_NETWORK
     secrets = task_secrets(task_dir)
     instruction_findings = scan_instruction(task_dir, secrets)
 
@@ -156,28 +205,45 @@ async def avalidate_task(
 
     # 3-7. all trials at once
     trials_root = Path(trials_dir or default_trials_dir()).resolve() / f"{task_dir.name}-{content_hash[:8]}"
-    jobs: list[tuple[Path, str, dict[str, Any]]] = [(task_dir, ORACLE, {}) for _ in range(repeats)]
-    jobs += [(task_dir, NOP, {}), (task_dir, ADVERSARY, {}), (task_dir, PARTIAL, {"task_dir": str(task_dir)})]
+    n_oracle = repeats if run_oracle else 0
+    jobs: list[tuple[Path, str, dict[str, Any]]] = [(task_dir, ORACLE, {}) for _ in range(n_oracle)]
+    jobs += [(task_dir, NOP, {}), (task_dir, ADVERSARY, {})]
+    if run_oracle:
+        jobs.append((task_dir, PARTIAL, {"task_dir": str(task_dir)}))
     if env != "local":
         jobs.append((task_dir, SCANNER, {}))
     outcomes = await runner.arun_many(jobs, n_concurrent=n_concurrent, env=env, trials_dir=trials_root)
-    oracle, nop, adversary, partial = outcomes[:repeats], outcomes[repeats], outcomes[repeats + 1], outcomes[repeats + 2]
+    unsupported = next((o for o in outcomes if o.error == "backend_unsupported"), None)
+    if unsupported is not None:  # not a verdict on the task: nothing can run it here
+        raise BackendUnsupported(unsupported.error_message or f"the {env} backend cannot run {task_dir.name}")
+    oracle_runs, nop, adversary = outcomes[:n_oracle], outcomes[n_oracle], outcomes[n_oracle + 1]
+    partial = outcomes[n_oracle + 2] if run_oracle else None
 
     if env != "local":
         results["build"] = checks.check_build_from_trials(outcomes, task.config.environment.build_timeout_sec)
         if not results["build"].passed:
             results["leakage"] = checks.check_leakage(None, instruction_findings, image_note="the environment did not build")
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
-        scan = outcomes[repeats + 3]
+        scan = outcomes[-1]
         try:
             image_findings = scan_extracted(Path(scan.trial_dir), secrets)
         except (FileNotFoundError, OSError) as exc:
             image_note = f"could not copy the environment out for scanning: {exc}; {scan.error_message or ''}".strip()
 
-    results["oracle"] = checks.check_oracle(oracle, threshold=threshold)
-    results["deterministic"] = checks.check_deterministic(oracle)
-    results["nop"] = checks.check_nop(nop)
+    if run_oracle:
+        results["oracle"] = checks.check_oracle(oracle_runs, threshold=threshold, offline=offline)
+        results["deterministic"] = checks.check_deterministic(oracle_runs)
+    else:
+        why = "validated with --no-oracle" if not oracle else "no reference solution (solution/solve.sh; see structure)"
+        for n in checks.NEED_ORACLE:
+            results[n] = skipped(n, f"oracle not checked: {why}")
+    results["nop"] = checks.check_nop(nop, offline=offline)
+    if partial is not None and partial.trial_dir:
+        instruction_findings += scan_outputs_in_instruction(task_dir, solution_outputs(partial.trial_dir), secrets)
     results["leakage"] = checks.check_leakage(image_findings, instruction_findings, image_note=image_note)
+    verifier_cfg = task.config.verifier
+    separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (
+        verifier_cfg.environment_mode is None and verifier_cfg.environment is not None)
     diagnosis = None
     if nop.reward is not None and nop.reward >= threshold:
         # a cheater "wins" because doing nothing wins; the nop check already says so
@@ -188,27 +254,26 @@ async def avalidate_task(
         runs = await runner.arun_many([(task_dir, ADVERSARY, {"cheats": f}) for f in families], n_concurrent=n_concurrent, env=env, trials_dir=trials_root)
         diagnosis = dict(zip(families, runs))
     if "tamper" not in results:
-        results["tamper"] = checks.check_tamper(adversary, threshold=threshold, diagnosis=diagnosis)
-    verifier_cfg = task.config.verifier
-    separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (
-        verifier_cfg.environment_mode is None and verifier_cfg.environment is not None)
+        results["tamper"] = checks.check_tamper(adversary, threshold=threshold, diagnosis=diagnosis, shared=not separate,
+                                                task_toml=str(task_dir / "task.toml"))
     if not separate and results["tamper"].passed:
-        # the adversary lost, but a shared-mode verifier is only as safe as the cheats it tried
-        results["tamper"].summary += (" (shared-mode verifier: the reward is only as safe as a verifier in the agent's "
-                                      "sandbox can be; environment_mode = \"separate\" grades in a fresh one)")
+        # the structure check's shared-verifier note says what that means for the reward
         results["tamper"].evidence["verifier_mode"] = "shared"
-    if nop.reward is not None and nop.reward >= threshold:
+    if partial is None:
+        pass
+    elif nop.reward is not None and nop.reward >= threshold:
         results["partial"] = skipped("partial", "doing nothing already passes (see nop), so a partial solution proves nothing more")
     elif not results["oracle"].passed:
         results["partial"] = skipped("partial", "the reference solution does not pass (see oracle), so there is nothing to take away from")
     else:
         results["partial"] = checks.check_partial(partial, threshold=threshold)
-    results["timeouts"] = checks.check_timeouts(
-        oracle,
-        agent_timeout_sec=task.config.agent.timeout_sec,
-        verifier_timeout_sec=task.config.verifier.timeout_sec,
-        margin=timeout_margin,
-    )
+    if run_oracle:
+        results["timeouts"] = checks.check_timeouts(
+            oracle_runs,
+            agent_timeout_sec=task.config.agent.timeout_sec,
+            verifier_timeout_sec=task.config.verifier.timeout_sec,
+            margin=timeout_margin,
+        )
     return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
 
 

@@ -63,3 +63,86 @@ def test_bundled_tasks_are_well_formed():
         pytest.skip("no bundled tasks")
     out = check(*tasks)
     assert out.returncode == 0, out.stdout
+
+
+def check_json(*args: str | Path) -> tuple[int, dict]:
+    import json
+
+    out = subprocess.run([*AUTOENV, "task", "check", "--json", *map(str, args)], capture_output=True, text=True, timeout=120)
+    return out.returncode, json.loads(out.stdout)
+
+
+def _levels(report: dict) -> dict[str, str]:
+    return {p["rule"]: p["level"] for p in report["problems"]}
+
+
+def test_style_findings_are_warnings_and_strict_counts_them(tmp_path):
+    """Findings that change no behaviour (unknown metadata fields) warn; a shared-mode verifier is a harness note."""
+    task = write_task(tmp_path, "style")
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace('[metadata]\n', '[metadata]\nreviewer_mood = "happy"\n').replace("[agent]\n", "[agent]\nfavourite_colour = 3\n"))
+    code, report = check_json(task)
+    assert code == 0, report
+    assert _levels(report) == {"unknown-config-field": "warning", "shared-verifier": "note"}, report
+    assert report["errors"] == 0
+    code, report = check_json("--strict", task)
+    assert code == 1 and report["errors"] == 1, report
+
+
+def test_grading_downloads_are_errors_only_without_network(tmp_path):
+    test_sh = "#!/bin/bash\npip install pytest\nmkdir -p /logs/verifier\npytest /tests && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
+    online = write_task(tmp_path, "online", test_sh=test_sh)
+    offline = write_task(tmp_path, "offline", test_sh=test_sh, env_extra='network_mode = "no-network"\n')
+    code, report = check_json(online)
+    assert code == 0 and _levels(report)["autoenv-grading-network"] == "warning", report
+    code, report = check_json(offline)
+    assert code == 1 and _levels(report)["autoenv-grading-network"] == "error", report
+    finding = next(p for p in report["problems"] if p["rule"] == "autoenv-grading-network")
+    assert finding["line"] == 2 and "no-network" in finding["message"] and "Dockerfile" in finding["advice"]
+    # Harbor's own rule sees the same line in separate mode: one finding, Harbor's, raised to an error
+    separate = write_task(tmp_path, "separate", test_sh=test_sh, env_extra='network_mode = "no-network"\n')
+    toml = separate / "task.toml"
+    toml.write_text(toml.read_text().replace("[verifier]\n", '[verifier]\nenvironment_mode = "separate"\n'))
+    code, report = check_json(separate)
+    assert code == 1 and _levels(report).get("verifier-runtime-install") == "error", report
+    assert "autoenv-grading-network" not in _levels(report)
+
+
+def test_conflict_markers_and_secrets_are_errors_with_file_and_line(tmp_path):
+    solve = "#!/bin/bash\n<<<<<<< HEAD\necho hello > /app/out.txt\n=======\necho hi > /app/out.txt\n>>>>>>> feature\n"
+    key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n"
+    task = write_task(tmp_path, "leaky", solve=solve, files={
+        "environment/.env": "DEBUG=1\nOPENAI_API_KEY=sk-proj-4f9Q2kX7vB1mZ8rT3yL6wN0pA5sD\nDB_PASSWORD=changeme\n",
+        "environment/deploy_key": key,
+    })
+    code, report = check_json(task)
+    assert code == 1, report
+    found = [(Path(p["path"]).name, p["line"], p["rule"], p["level"]) for p in report["problems"] if p["rule"].startswith("autoenv-")]
+    assert ("solve.sh", 2, "autoenv-conflict-marker", "error") in found, found
+    assert ("deploy_key", 1, "autoenv-secret", "error") in found, found
+    assert (".env", 2, "autoenv-secret", "error") in found, found
+    # a placeholder password is not a secret, and nothing in a sound task is
+    assert not any(name == ".env" and line == 3 for name, line, *_ in found), found
+    code, report = check_json(write_task(tmp_path, "clean"))
+    assert not [p for p in report["problems"] if p["rule"] in ("autoenv-secret", "autoenv-conflict-marker")]
+
+
+def test_set_e_before_the_reward_is_flagged_at_its_line(tmp_path):
+    test_sh = "#!/bin/bash\nset -euo pipefail\nmkdir -p /logs/verifier\npytest /tests/test_outputs.py\necho 1 > /logs/verifier/reward.txt\n"
+    code, report = check_json(write_task(tmp_path, "set-e", test_sh=test_sh))
+    finding = next(p for p in report["problems"] if p["rule"] == "autoenv-reward-on-failure")
+    assert finding["level"] == "warning" and finding["line"] == 2, finding
+    # the usual guard: the reward is written either way
+    fine = "#!/bin/bash\nset -e\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\npytest /tests && echo 1 > /logs/verifier/reward.txt\n"
+    code, report = check_json(write_task(tmp_path, "set-e-ok", test_sh=fine))
+    assert "autoenv-reward-on-failure" not in _levels(report)
+
+
+def test_no_oracle_makes_a_missing_solution_a_note(tmp_path):
+    task = write_task(tmp_path, "no-solution")
+    (task / "solution" / "solve.sh").unlink()
+    code, report = check_json(task)
+    assert code == 1 and _levels(report)["autoenv-solution"] == "error"
+    assert "--no-oracle" in next(p for p in report["problems"] if p["rule"] == "autoenv-solution")["advice"]
+    code, report = check_json("--no-oracle", task)
+    assert code == 0 and _levels(report)["autoenv-solution"] == "note", report

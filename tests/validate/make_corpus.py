@@ -2,8 +2,8 @@
 
 The folders are committed; this script is how they were made, so a change to
 the base task reaches every variant alike. Every task grades in a fresh sandbox
-(separate verifier mode) except ``reward-forgeable``, whose flaw is a shared-mode
-verifier that the agent's leftovers can reach.
+(separate verifier mode). (A shared-mode copy of the good task is in ``reviewed/``:
+its forgeable reward is a limit of shared mode, a note, not a flaw of the task.)
 Run: python tests/validate/make_corpus.py
 """
 
@@ -154,8 +154,6 @@ def main() -> None:
     write(F / "tests-in-image", "flaw: the test program is shipped in the image at /app/check_sum.py (the agent can read the expected value)",
           files={"tests/test.sh": test_sh(PY_TEST_SH), "tests/check_sum.py": CHECK_PY,
                  "environment/check_sum.py": CHECK_PY, "environment/Dockerfile": DOCKERFILE + "COPY check_sum.py /app/check_sum.py\n"})
-    write(F / "reward-forgeable", "flaw: a shared-mode verifier: a process the agent leaves running can rewrite the reward",
-          separate=False)
     write(F / "tests-editable", "flaw: the verifier runs a test file that lives in the image (/app/tests/test_sum.py), which the agent can edit",
           files={"environment/Dockerfile": DOCKERFILE + "COPY tests_src/test_sum.py /app/tests/test_sum.py\n",
                  "environment/tests_src/test_sum.py": TEST_SUM_PY,
@@ -185,6 +183,43 @@ def main() -> None:
                                           "else echo 0 > /logs/verifier/reward.txt; fi\n"),
                  "tests/test_sum.py": TEST_SUM_PY,
                  "environment/Dockerfile": DOCKERFILE + "RUN pip install --no-cache-dir pytest==8.3.4\n"})
+    write(F / "nonempty-output-passes", "flaw: the verifier only checks that /app/sum.txt holds a number, not which one (a partial solution passes)",
+          files={"tests/test.sh": test_sh("# checks that an answer was written, not that it is right\n"
+                                          "if [ -s /app/sum.txt ] && grep -q '[0-9]' /app/sum.txt; then echo 1 > /logs/verifier/reward.txt; "
+                                          "else echo 0 > /logs/verifier/reward.txt; fi\n")})
+    write(F / "deliverable-reads-answers", "flaw: the tests run the agent's program as root while the expected answer is readable in /tests",
+          drop=("environment/numbers.txt",),
+          files={"instruction.md": READER_INSTRUCTION, "environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY example.txt /app/example.txt\n",
+                 "environment/example.txt": "1\n2\n3\n", "solution/solve.sh": READER_SOLVE,
+                 "tests/hidden_numbers.txt": "\n".join(map(str, NUMBERS)) + "\n", "tests/expected_sum.txt": f"{SUM}\n",
+                 "tests/test.sh": test_sh(READER_CHECK)})
+
+
+READER_INSTRUCTION = """\
+Write a Python 3 program `/app/sum.py` that reads a file of integers, one per line,
+whose path is its first argument, and prints their sum as a plain decimal number.
+For example `python3 /app/sum.py /app/example.txt` prints `6`.
+"""
+READER_SOLVE = """\
+#!/bin/bash
+set -euo pipefail
+cat > /app/sum.py <<'PY'
+import sys
+from pathlib import Path
+
+print(sum(int(line) for line in Path(sys.argv[1]).read_text().split()))
+PY
+"""
+READER_CHECK = """\
+# runs the agent's program as root while the expected answer sits readable next to the input
+got=$(python3 /app/sum.py /tests/hidden_numbers.txt 2>&1)
+echo "sum.py printed: $got"
+if [ "$(printf '%s' "$got" | tr -d '[:space:]')" = "$(tr -d '[:space:]' < /tests/expected_sum.txt)" ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
 
 
 if __name__ == "__main__":

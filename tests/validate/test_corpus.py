@@ -27,7 +27,7 @@ pytestmark = [needs_namespaces, pytest.mark.slow]
 
 #: flawed task -> (the check that must fail, other checks allowed to fail as a consequence, text the feedback must contain)
 EXPECTED: dict[str, tuple[str, set[str], str]] = {
-    "verifier-never-writes-reward": ("structure", set(), "never writes /logs/verifier/reward.txt"),
+    "verifier-never-writes-reward": ("structure", {"oracle", "nop"}, "never writes /logs/verifier/reward.txt"),
     "broken-dockerfile-line": ("build", set(), "prepare_numbers.py"),
     "oracle-fails": ("oracle", set(), "reward 0"),
     "nop-passes": ("nop", set(), "does nothing gets reward 1"),
@@ -36,7 +36,6 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "answer-in-instruction": ("leakage", set(), "5004"),
     "solution-in-instruction": ("leakage", set(), "solution_in_instruction"),
     "tests-in-image": ("leakage", set(), "/app/check_sum.py"),
-    "reward-forgeable": ("tamper", set(), 'environment_mode = "separate"'),
     "tests-editable": ("tamper", set(), "/app/tests/test_sum.py"),
     "exit0-stub-passes": ("tamper", set(), "exit0_stub: /app/sum.sh"),
     "empty-output-passes": ("tamper", {"partial"}, "empty_output: /app/sum.txt"),

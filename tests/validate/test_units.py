@@ -255,7 +255,11 @@ def test_adversary_targets_outputs_and_programs_from_the_instruction():
     assert "reward-loop" not in cheat_script(text, ["tests", "outputs"])
     with pytest.raises(ValueError):
         cheat_script(text, ["nonsense"])
-    assert set(CHEAT_FAMILIES) == {"reward", "tests", "outputs"}
+    assert set(CHEAT_FAMILIES) == {"reward", "plant", "tests", "outputs", "peek"}
+    # planting is its own family (a shared-mode limit), and peek replaces the named program with a reader
+    assert "planted_conftest" in cheat_script(text, ["plant"]) and "planted_conftest" not in cheat_script(text, ["tests"])
+    peek = cheat_script(text, ["peek"])
+    assert "answer_reader /app/tool.py" in peek and "reward.json" in peek and "empty_output" not in peek
 
 
 def test_store_hook_writes_verdicts_into_the_real_store(tmp_path):

@@ -1,0 +1,2 @@
+import os
+print(open('/app/.env').read())

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo 'LOG_LEVEL=debug' >> /app/.env

@@ -1,0 +1,2 @@
+#!/bin/bash
+wc -w < /app/essay.txt | tr -d ' ' > /app/words.txt

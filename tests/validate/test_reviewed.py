@@ -1,0 +1,64 @@
+"""The validator against a reviewer: tasks in the shapes public Harbor tasks have, each labelled.
+
+``reviewed/labels.toml`` holds, for every task in ``reviewed/``, the verdict a careful reviewer
+gives and why. Each task is validated for real (builds, trials, the adversary, the partial solution)
+and the validator must agree: the verdict, exactly the failing checks the reviewer names, the
+phrase the feedback must show, and whether warnings and notes (findings that must not make a sound
+task invalid) are reported. The agreement is recorded in the README.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from autoenv.taskfmt.check import Level
+from autoenv.validate.validation import validate_task
+from tests.conftest import needs_namespaces
+
+HERE = Path(__file__).parent / "reviewed"
+LABELS: dict[str, dict] = tomllib.loads((HERE / "labels.toml").read_text())
+
+pytestmark = [needs_namespaces, pytest.mark.slow]
+
+
+def test_every_task_is_labelled():
+    tasks = {p.name for p in HERE.iterdir() if p.is_dir()}
+    assert tasks == set(LABELS), "every reviewed task needs a label (and every label a task)"
+    assert len(tasks) >= 20
+    verdicts = [label["verdict"] for label in LABELS.values()]
+    assert verdicts.count("valid") >= 8 and verdicts.count("invalid") >= 8
+
+
+@pytest.mark.parametrize("name", sorted(LABELS))
+def test_validator_agrees_with_the_reviewer(name, tmp_path):
+    label = LABELS[name]
+    task = Path(shutil.copytree(HERE / name, tmp_path / name))
+    report = validate_task(task, trials_dir=tmp_path / "trials", oracle=not label.get("no_oracle", False))
+    failed = sorted(c.name for c in report.failed)
+    table = "\n".join(f"{c.name}: {c.status}: {c.summary}" for c in report.checks)
+    assert report.valid == (label["verdict"] == "valid"), f"{name}: {label['why']}\n{table}\n{report.feedback()}"
+    assert failed == sorted(label.get("fails", [])), f"{name}: failed {failed}, the reviewer says {label.get('fails', [])}\n{table}"
+    if "needle" in label:
+        assert label["needle"] in report.feedback(), f"{name}: feedback lacks {label['needle']!r}:\n{report.feedback()}"
+    for level, key in ((Level.WARNING, "warnings"), (Level.NOTE, "notes")):
+        assert bool(report.findings(level)) == label.get(key, False), f"{name}: {level}s {report.findings(level)}"
+    if "strict_verdict" in label:
+        strict = validate_task(task, trials_dir=tmp_path / "strict", oracle=not label.get("no_oracle", False), strict=True)
+        assert strict.valid == (label["strict_verdict"] == "valid"), strict.feedback()
+        assert [c.name for c in strict.failed] == ["structure"], strict.feedback()
+
+
+def test_a_task_without_solution_is_invalid_unless_validated_without_oracle(tmp_path):
+    task = Path(shutil.copytree(HERE / "dataset-no-solution", tmp_path / "dataset-no-solution"))
+    report = validate_task(task, trials_dir=tmp_path / "trials")
+    assert not report.valid
+    assert [c.name for c in report.failed] == ["structure"], report.feedback()
+    assert "--no-oracle" in report.feedback()
+    # every check that needs no solution still ran
+    assert {c.name: c.status for c in report.checks if c.name in ("build", "nop", "leakage", "tamper")} == {
+        "build": "pass", "nop": "pass", "leakage": "pass", "tamper": "pass"}
+    assert all("oracle not checked" in report.check(n).summary for n in ("oracle", "deterministic", "partial", "timeouts"))
