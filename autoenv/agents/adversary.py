@@ -270,6 +270,16 @@ def _stub(path: str) -> str:
 #: (``peek`` comes last: its readers take the place of ``outputs``' stubs, doing what they do and more.)
 CHEAT_FAMILIES = ("reward", "plant", "tests", "outputs", "peek")
 
+#: Which family each reported cheat kind belongs to (validation diagnoses only families that applied a cheat).
+CHEAT_KINDS: dict[str, str] = {
+    **dict.fromkeys(("reward_file", "reward_readonly", "background_rewriter", "forking_rewriter", "pth_hook",
+                     "sitecustomize", "path_shadow"), "reward"),
+    **dict.fromkeys(("planted_conftest", "planted_pytest"), "plant"),
+    "test_rewritten": "tests",
+    **dict.fromkeys(("exit0_stub", "exit0_command", "empty_output", "cached_answer"), "outputs"),
+    "answer_reader": "peek",
+}
+
 #: Families that beat any verifier running in the agent's sandbox (a shared-mode one): there, whatever the
 #: agent leaves (a process, a hook, a conftest.py, the program the tests run) can write /logs/verifier
 #: and read /tests. A limit of how such a task is run, not a flaw of the task, so validation reports

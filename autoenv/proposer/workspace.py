@@ -102,6 +102,7 @@ that must stay secret out of the copy in "$T" (run the agent's program from a ro
 Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a separate sandbox):
 
 - structure: Harbor can load the task; the solution and a verifier exist; the verifier writes a reward;
+  no merge-conflict markers or credentials in any file; no downloads while grading (there is no network);
 - build: the Dockerfile builds (no network at run time; tasks must work on Python 3.11 and 3.12);
 - oracle: solution/solve.sh passes the tests, every time (deterministic);
 - nop: doing nothing scores 0 (the answer must not already be in the image);
@@ -112,6 +113,10 @@ Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a
   agent's code unprivileged (above);
 - partial: the reference solution with its outputs cut in half scores 0 (check content, not existence);
 - timeouts: the oracle uses at most half of the agent time limit.
+
+Each finding has a level: an error makes the task invalid; a warning (lint style, unpinned versions,
+unknown fields) is worth fixing but changes nothing; a note is a limit of how the task is run. The
+feedback lists errors first, each with the file (and line) and what to do.
 
 Then calibration (`autoenv-child solve tasks/<name> -k 4`) runs the current solver K times:
 a task is accepted when the solver passes sometimes and fails sometimes.

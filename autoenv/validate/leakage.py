@@ -42,6 +42,7 @@ from typing import Literal, override
 from harbor.agents.base import BaseAgent
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
+from num2words import num2words
 from pydantic import BaseModel
 
 MIN_LINE = 12
@@ -343,6 +344,22 @@ def _meaningful(value: str) -> bool:
     return len(value) >= 6 or (len(value) >= 3 and any(c.isdigit() for c in value))
 
 
+def _words(text: str) -> str:
+    return " " + " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).replace(" and ", " ").split()) + " "
+
+
+def number_in_words(value: str) -> str | None:
+    """``5004`` -> ``five thousand four`` (num2words, "and" and hyphens dropped), for numbers of two words or more."""
+    try:
+        number = int(value) if re.fullmatch(r"-?\d+", value) else float(value)
+    except ValueError:
+        return None
+    if isinstance(number, float) and not math.isfinite(number):
+        return None
+    words = _words(num2words(number)).strip()
+    return words if len(words.split()) >= 2 else None
+
+
 def scan_outputs_in_instruction(task_dir: Path, outputs: dict[str, str], secrets: Secrets | None = None) -> list[LeakFinding]:
     """What the reference solution wrote, found in instruction.md: the "example output" that is the answer.
 
@@ -365,6 +382,10 @@ def scan_outputs_in_instruction(task_dir: Path, outputs: dict[str, str], secrets
             if _meaningful(value) and _token_in(instruction, value) and not _token_in(public, value):
                 findings.append(LeakFinding(kind="output_in_instruction", where="instruction.md", source=output,
                                             detail=f"the reference solution writes {value[:80]!r} to {output} and the instruction states it"))
+            elif (words := number_in_words(value)) and f" {words} " in _words(instruction) and not _token_in(public, value):
+                findings.append(LeakFinding(kind="output_in_instruction", where="instruction.md", source=output,
+                                            detail=f"the reference solution writes {value!r} to {output} and the instruction states it in "
+                                                   f"words ({words!r})"))
             continue
         distinct = {line for line in lines if _meaningful(line) and line not in public}
         shown = {line for line in distinct if line in instruction}

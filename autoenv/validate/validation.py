@@ -21,6 +21,7 @@ from harbor.models.task.config import NetworkMode, VerifierEnvironmentMode
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
+from autoenv.agents.adversary import CHEAT_KINDS
 from autoenv.agents.partial import solution_outputs
 from autoenv.errors import BackendUnsupported
 from autoenv.taskfmt.check import Level, Problem
@@ -250,7 +251,9 @@ async def avalidate_task(
         results["tamper"] = skipped("tamper", "doing nothing already passes (see nop), so cheating proves nothing more")
     elif adversary.reward is not None and adversary.reward >= threshold:
         # say which family of cheats did it: the fix is different for each
-        families = list(checks.CHEAT_ADVICE)
+        # (only families that applied a cheat: one that did nothing cannot win alone)
+        applied = {CHEAT_KINDS.get(c["kind"]) for c in checks.adversary_cheats(adversary)}
+        families = [f for f in checks.CHEAT_ADVICE if f in applied]
         runs = await runner.arun_many([(task_dir, ADVERSARY, {"cheats": f}) for f in families], n_concurrent=n_concurrent, env=env, trials_dir=trials_root)
         diagnosis = dict(zip(families, runs))
     if "tamper" not in results:

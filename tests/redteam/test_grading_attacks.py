@@ -35,10 +35,11 @@ def test_no_bundled_task_rewards_a_cheat_family(tmp_path, family):
     forged = [(o.task, o.reward, o.error) for o in outcomes if o.reward != 0.0]
     assert not forged, forged
     cheats = [json.loads((Path(o.trial_dir) / "agent" / "adversary.json").read_text())["cheats"] for o in outcomes]
-    # the reward and tests families apply everywhere; outputs only where the instruction names a file
+    # the reward and plant families apply everywhere; outputs only where the instruction names a file
     # the agent has not got yet (an output to fake), peek where it names a program the tests run
     applied = sum(bool(c) for c in cheats)
-    least = {"outputs": len(tasks) // 2, "peek": 5}.get(family, len(tasks))
+    # (tests only where test files ship in the image: none of the bundled tasks do that)
+    least = {"outputs": len(tasks) // 2, "peek": 5, "tests": 0}.get(family, len(tasks))
     assert applied >= least, (family, applied, len(tasks))
     # a reader deliverable leaves a list of what it read in the verdict folder when it can write there
     peeked = [o.task for o in outcomes if (Path(o.trial_dir) / "verifier" / "autoenv-peek.txt").exists()]

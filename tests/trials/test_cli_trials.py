@@ -42,5 +42,6 @@ def test_trials_json_and_table(tmp_path):
 
 
 def test_trial_on_a_non_task_folder_is_a_clear_error(tmp_path):
+    """Exit 2: the task is wrong (here: not a task at all), not a negative verdict (1) or a backend limit (3)."""
     out = subprocess.run([AUTOENV, "trial", str(tmp_path)], capture_output=True, text=True)
-    assert out.returncode == 1 and "not a task folder" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 2 and "not a task folder" in out.stderr and "Traceback" not in out.stderr

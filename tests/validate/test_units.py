@@ -280,3 +280,27 @@ def test_store_hook_writes_verdicts_into_the_real_store(tmp_path):
     row = Store(tmp_path / "store.db").task(content_hash)
     assert row["valid"] and row["calibrated"] and row["pass_rate"] == pytest.approx(3 / 8)
     assert row["proposer_reward"] == ACCEPTED_REWARD and row["validation"]["valid"] is True
+
+
+def test_solution_outputs_found_in_the_instruction(tmp_path):
+    """The answer however the instruction states it: verbatim, in an example block, in words; not data or chance."""
+    from autoenv.validate.leakage import scan_outputs_in_instruction
+
+    task = _copy(GOOD, tmp_path)
+    instruction = task / "instruction.md"
+    base = instruction.read_text()
+    outputs = {"/app/sum.txt": "5004\n"}
+    assert scan_outputs_in_instruction(task, outputs) == []
+    instruction.write_text(base + "\nExample output:\n\n```\n5004\n```\n")
+    assert [f.kind for f in scan_outputs_in_instruction(task, outputs)] == ["output_in_instruction"]
+    instruction.write_text(base + "\n(Hint: it comes to five thousand and four.)\n")
+    [finding] = scan_outputs_in_instruction(task, outputs)
+    assert "five thousand four" in finding.detail
+    # a value that is also in the environment's own files is data the agent reads, and tiny values say nothing
+    instruction.write_text(base + "\nThe first number is 417.\n")
+    assert scan_outputs_in_instruction(task, {"/app/first.txt": "417\n"}) == []
+    instruction.write_text(base + "\nWrite 0 if the file is empty.\n")
+    assert scan_outputs_in_instruction(task, {"/app/sum.txt": "0\n"}) == []
+    # most lines of a longer output
+    instruction.write_text(base + "\nExpected:\n\nnorth 220.00\nsouth 100.00\neast 50.00\n")
+    assert scan_outputs_in_instruction(task, {"/app/r.txt": "north 220.00\nsouth 100.00\neast 50.00\nwest 300.00\n"})
