@@ -50,7 +50,7 @@ def _print_validation(report: ValidationReport) -> None:
         console.print()
     for level, colour in ((Level.WARNING, "yellow"), (Level.NOTE, "cyan")):
         for finding in report.findings(level):
-            console.print(f"[{colour}]{level}[/{colour}]: {escape(str(finding))}", highlight=False, soft_wrap=True)
+            console.print(f"[{colour}]{escape(str(finding))}[/{colour}]", highlight=False, soft_wrap=True)
     verdict = "[green]valid[/green]" if report.valid else "[red]not valid[/red]"
     console.print(f"{report.task_name}: {verdict} ({report.duration_sec:.1f}s) -> {cache.record_path(report.task, 'validation')}")
 
