@@ -67,7 +67,7 @@ def test_planted_pytest_hooks_do_not_reach_the_verifier(name, tmp_path):
     Control: the same task with a plain ``cd /tests; python3 -m pytest ...`` verifier in shared mode (run in
     the agent's sandbox, where /tests keeps what was planted) is fooled by them.
     """
-    agent, plant = "adversary", {"cheats": "tests"}  # the validator's adversary, planting only
+    agent, plant = "adversary", {"cheats": "plant"}  # the validator's adversary, planting only
     outcome = run_trial(EXAMPLE_TASKS / name, agent, agent_kwargs=plant, trials_dir=tmp_path / "trials")
     assert outcome.error is None, outcome.error_message
     cheats = json.loads((Path(outcome.trial_dir) / "agent" / "adversary.json").read_text())["cheats"]
