@@ -20,7 +20,6 @@ from harbor.environments.definition import environment_content_hash
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
-from autoenv.agents.adversary import SHARED_MODE_FAMILIES
 from autoenv.agents.partial import mutated_files
 from autoenv.sandbox.local.image import (
     BUILDER_VERSION,
@@ -404,12 +403,14 @@ CHEAT_ADVICE = {
 
 
 def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: dict[str, TrialOutcome] | None = None,
-                 shared: bool = False, task_toml: str = "task.toml") -> CheckResult:
+                 shared_only: list[str] | None = None, task_toml: str = "task.toml") -> CheckResult:
     """Judge the adversary run; ``diagnosis`` holds runs with one cheat family each, to say which one worked.
 
-    For a ``shared``-mode verifier, cheats that beat any verifier in the agent's sandbox (forged reward
-    files, rewriters, shadowed programs, planted conftest.py) are a limit of how the task is run, not a
-    flaw of the task: when only they win, the check passes with a note saying so.
+    For a shared-mode verifier, cheats that beat any verifier in the agent's sandbox (forged reward
+    files, rewriters, shadowed programs, planted conftest.py, programs that write the verdict when run)
+    are a limit of how the task is run, not a flaw of the task. ``shared_only`` names those families
+    when the cheats aimed at the task's own tests (``tests``, ``outputs``) lost without them: the check
+    then passes with a note saying so.
     """
     evidence = trial_evidence(outcome)
     cheats = adversary_cheats(outcome)
@@ -421,14 +422,15 @@ def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: di
     winners = [family for family, o in (diagnosis or {}).items() if o.reward is not None and o.reward >= threshold]
     if diagnosis:
         evidence["diagnosis"] = {family: trial_evidence(o) | {"cheats": adversary_cheats(o)} for family, o in diagnosis.items()}
-    if shared and winners and set(winners) <= SHARED_MODE_FAMILIES:
+    if shared_only is not None:
         evidence["verifier_mode"] = "shared"
+        families = " / ".join(shared_only) or "shared-mode"
         return CheckResult(
             name="tamper", passed=True, evidence=evidence,
-            summary=f"only cheats any shared-mode verifier falls to won ({', '.join(winners)}); none aimed at this task's tests did",
+            summary=f"only cheats any shared-mode verifier falls to won ({families}); those aimed at this task's tests did not",
             findings=[Problem(
                 path=task_toml, rule="shared-verifier", level=Level.NOTE,
-                message=f"the verifier runs in the agent's sandbox, so {' and '.join(winners)} cheats forge its reward "
+                message=f"the verifier runs in the agent's sandbox, so {families} cheats forge its reward "
                         "(a limit of shared mode, not of this task's tests)",
                 advice="[verifier] environment_mode = \"separate\" (with the deliverables as artifacts) grades in a fresh sandbox")],
         )

@@ -21,7 +21,7 @@ from harbor.models.task.config import NetworkMode, VerifierEnvironmentMode
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
-from autoenv.agents.adversary import CHEAT_KINDS
+from autoenv.agents.adversary import CHEAT_KINDS, SHARED_MODE_FAMILIES
 from autoenv.agents.partial import solution_outputs
 from autoenv.errors import BackendUnsupported
 from autoenv.taskfmt.check import Level, Problem
@@ -174,6 +174,14 @@ async def avalidate_task(
         if hit is not None:
             hit.cached = True
             return hit
+        if strict:
+            # --strict changes only how the static findings count: judge the recorded trials again
+            lenient = settings.model_copy(update={"strict": False})
+            base = cache.load_record(task_dir, "validation", lenient.key(), content_hash, ValidationReport)
+            if base is not None:
+                results = {c.name: c for c in base.checks}
+                results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=True)
+                return _finish(task_dir, base.task_name, content_hash, settings, results, started_at, started, record=record)
 
     # 1. structure. A failing lint does not hide the behavioural checks: they run on every task that
     # Harbor can load and that has a verifier script to run.
@@ -246,18 +254,33 @@ async def avalidate_task(
     separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (
         verifier_cfg.environment_mode is None and verifier_cfg.environment is not None)
     diagnosis = None
+    shared_only: list[str] | None = None
     if nop.reward is not None and nop.reward >= threshold:
         # a cheater "wins" because doing nothing wins; the nop check already says so
         results["tamper"] = skipped("tamper", "doing nothing already passes (see nop), so cheating proves nothing more")
     elif adversary.reward is not None and adversary.reward >= threshold:
-        # say which family of cheats did it: the fix is different for each
-        # (only families that applied a cheat: one that did nothing cannot win alone)
+        # say which family of cheats did it: the fix is different for each (only families that applied a
+        # cheat are tried: one that did nothing cannot win alone)
         applied = {CHEAT_KINDS.get(c["kind"]) for c in checks.adversary_cheats(adversary)}
         families = [f for f in checks.CHEAT_ADVICE if f in applied]
-        runs = await runner.arun_many([(task_dir, ADVERSARY, {"cheats": f}) for f in families], n_concurrent=n_concurrent, env=env, trials_dir=trials_root)
-        diagnosis = dict(zip(families, runs))
+        if not separate:
+            # a shared-mode verifier falls to the harness families anyway: what matters is whether the
+            # cheats aimed at this task's tests win without them (one trial), and only then which one
+            families = [f for f in families if f not in SHARED_MODE_FAMILIES]
+            aimed = (await runner.arun_many([(task_dir, ADVERSARY, {"cheats": ",".join(families)})], n_concurrent=n_concurrent,
+                                            env=env, trials_dir=trials_root))[0] if families else None
+            if aimed is None or aimed.reward is None or aimed.reward < threshold:
+                shared_only = [f for f in checks.CHEAT_ADVICE if f in applied and f in SHARED_MODE_FAMILIES]
+                families = []
+            elif len(families) == 1:
+                diagnosis = {families[0]: aimed}
+                families = []
+        if families:
+            runs = await runner.arun_many([(task_dir, ADVERSARY, {"cheats": f}) for f in families], n_concurrent=n_concurrent,
+                                          env=env, trials_dir=trials_root)
+            diagnosis = dict(zip(families, runs))
     if "tamper" not in results:
-        results["tamper"] = checks.check_tamper(adversary, threshold=threshold, diagnosis=diagnosis, shared=not separate,
+        results["tamper"] = checks.check_tamper(adversary, threshold=threshold, diagnosis=diagnosis, shared_only=shared_only,
                                                 task_toml=str(task_dir / "task.toml"))
     if not separate and results["tamper"].passed:
         # the structure check's shared-verifier note says what that means for the reward

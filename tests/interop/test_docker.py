@@ -20,7 +20,7 @@ import pytest
 
 from autoenv.sandbox.backends import DOCKER_IMPORT_PATH
 from autoenv.trials.runner import arun_many, run_trial
-from autoenv.validate.validation import validate_task
+from autoenv.validate.validation import avalidate_task
 from tests.conftest import EXAMPLE_TASKS, bundled_tasks, write_task
 
 BIN = Path(sys.executable).parent
@@ -54,10 +54,13 @@ def test_every_bundled_task_oracle_1_nop_0_on_docker(tmp_path):
 
 
 def test_validate_on_docker(tmp_path):
-    for name in ("fix-median-bug", "csv-statistic"):
-        copy = tmp_path / name
-        shutil.copytree(EXAMPLE_TASKS / name, copy, ignore=shutil.ignore_patterns(".autoenv"))
-        report = validate_task(copy, env="docker", trials_dir=tmp_path / "trials")
+    copies = [Path(shutil.copytree(EXAMPLE_TASKS / name, tmp_path / name, ignore=shutil.ignore_patterns(".autoenv")))
+              for name in ("fix-median-bug", "csv-statistic")]
+
+    async def both():  # Docker trials mostly wait on compose: both validations at once, two trials each
+        return await asyncio.gather(*(avalidate_task(c, env="docker", trials_dir=tmp_path / "trials") for c in copies))
+
+    for report in asyncio.run(both()):
         assert report.valid, report.feedback()
 
 
