@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.proposer.models import AttemptRecord, SeedCase
+from autoenv.proposer.templates.base import pytest_test_sh
 
 LAYOUT = ("skills", "tools", "memory", "tasks")
 
@@ -82,17 +83,7 @@ COPY app/ /app/
 tests/test.sh:
 
 ```bash
-#!/bin/bash
-mkdir -p /logs/verifier
-# only root writes the verdict; the tests (and the agent's code they run) run as nobody
-chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json
-chmod -R go-rwx /tests
-# run only the task's own test files from a fresh folder (files planted in /tests or /app must not count)
-T=$(mktemp -d)
-cp /tests/test_outputs.py "$T"/ && chmod -R a+rX "$T" && cd "$T" && \\
-  python3 -I -c 'import os, sys; os.setgroups([]); os.setgid(65534); os.setuid(65534); os.execv(sys.executable, [sys.executable, "-I", "-m", "pytest", *sys.argv[1:]])' -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
-if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
-```
+{TEST_SH}```
 
 The tests run as nobody: a program or module of the agent's that they run can neither write
 /logs/verifier (a reward.json there would win over reward.txt) nor read /tests. Keep expected data
@@ -121,6 +112,8 @@ feedback lists errors first, each with the file (and line) and what to do.
 Then calibration (`autoenv-child solve tasks/<name> -k 4`) runs the current solver K times:
 a task is accepted when the solver passes sometimes and fails sometimes.
 """
+#: the verifier runner every template family writes (one source: templates/base.py)
+FORMAT_MD = FORMAT_MD.replace("{TEST_SH}", pytest_test_sh())
 
 SKILLS: dict[str, str] = {
     "writing-tasks.md": """\

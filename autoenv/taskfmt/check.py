@@ -117,31 +117,22 @@ def find_tasks(path: Path) -> list[Path]:
     return []
 
 
-def _no_network(path: Path) -> bool:
-    try:
-        return Task(path).config.environment.network_mode == NetworkMode.NO_NETWORK
-    except Exception:  # noqa: BLE001 - an unloadable task is reported elsewhere
-        return False
+OFFLINE_DOWNLOAD_ADVICE = ("the task declares network_mode = \"no-network\", so this download fails at grading time: "
+                           "install what the verifier needs in environment/Dockerfile (or in the verifier's own image)")
 
 
 def _lint(path: Path) -> list[Problem]:
-    found = lint_task(path, selected_rules=RULES)
-    offline = any(f.rule in NETWORK_RULES for f in found) and _no_network(path)
+    """Harbor's lint, each finding at its level (grading downloads are raised to errors in check_task when offline)."""
     problems = []
-    for f in found:
-        level = RULE_LEVELS.get(f.rule, Level.ERROR)
+    for f in lint_task(path, selected_rules=RULES):
         advice = ""
         if f.rule in NETWORK_RULES:
-            if offline:
-                level = Level.ERROR
-                advice = ("the task declares network_mode = \"no-network\", so this download fails at grading time: "
-                          "install what the verifier needs in environment/Dockerfile (or in the verifier's own image)")
-            else:
-                advice = "grading depends on a registry being up; installing it in environment/Dockerfile makes the verdict repeatable"
+            advice = "grading depends on a registry being up; installing it in environment/Dockerfile makes the verdict repeatable"
         elif f.rule == LintRule.SHARED_VERIFIER:
             advice = ("a shared-mode verifier runs where the agent ran, so its reward is only as safe as that sandbox; "
                       "[verifier] environment_mode = \"separate\" grades in a fresh one")
-        problems.append(Problem(path=f.path, message=f.message, rule=str(f.rule), line=f.line, level=level, advice=advice))
+        problems.append(Problem(path=f.path, message=f.message, rule=str(f.rule), line=f.line,
+                                level=RULE_LEVELS.get(f.rule, Level.ERROR), advice=advice))
     return problems
 
 
@@ -261,6 +252,11 @@ def check_task(path: Path, *, env: str = "local", oracle: bool = True) -> list[P
     except Exception as exc:  # Harbor's loader is the judge of the format
         problems.append(Problem(path=str(path / "task.toml"), message=f"Harbor cannot load the task: {exc}", rule="invalid-task-config"))
         return problems
+    offline = task.config.environment.network_mode == NetworkMode.NO_NETWORK
+    if offline:  # Harbor's grading-download rules: the verdict can never be 1 without a network
+        for p in problems:
+            if p.rule in NETWORK_RULES:
+                p.level, p.advice = Level.ERROR, OFFLINE_DOWNLOAD_ADVICE
     problems += hygiene(path)
 
     instruction = path / "instruction.md"
@@ -286,7 +282,6 @@ def check_task(path: Path, *, env: str = "local", oracle: bool = True) -> list[P
         elif (set_e := _set_e_without_reward(test_sh)) is not None:
             problems.append(set_e)
         harbor_lines = {p.line for p in problems if p.rule in NETWORK_RULES and p.line and Path(p.path).name == test_sh.name}
-        offline = task.config.environment.network_mode == NetworkMode.NO_NETWORK
         problems += _grading_downloads(test_sh, offline, harbor_lines)
     dockerfile = path / "environment" / "Dockerfile"
     if dockerfile.is_file():
