@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from autoenv.cli.common import console, fail
-from autoenv.flywheel.loop import Flywheel, FlywheelConfig
+from autoenv.flywheel.loop import Flywheel, FlywheelConfig, RunConfigMismatch
 from autoenv.store.db import Store
 from autoenv.trials.runner import quiet_harbor_logs
 
@@ -22,8 +22,13 @@ def flywheel(
     run: Annotated[str, typer.Option(help="Run name inside the store; rerun the same name to resume.")] = "main",
     group_size: Annotated[int, typer.Option("--group-size", "-g", help="Rollouts per task (GRPO group size).")] = 4,
     tasks_per_step: Annotated[int, typer.Option(help="Tasks rolled out per step.")] = 3,
-    solver: Annotated[str, typer.Option(help="Solver spec: agent[:k=v,...], e.g. terminal:policy=scripted,success_rate=0.6")] = "terminal:policy=scripted,success_rate=0.6",
-    policy: Annotated[str, typer.Option(help="Proposer policy: scripted (offline) or openai.")] = "scripted",
+    solver: Annotated[Optional[str], typer.Option(help="Solver spec: agent[:k=v,...]. Default: the shared policy (the model given or served, else terminal:policy=scripted,success_rate=0.6). A policy=openai spec without base_url samples from the shared model.")] = None,
+    policy: Annotated[Optional[str], typer.Option(help="Proposer policy: scripted (offline) or openai. Default: openai when --model or --serve is given.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Model at the endpoint: the proposer and, by default, the solver (one shared policy).")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint of --model.")] = None,
+    serve: Annotated[str, typer.Option(help="Serve each trained version to the next step's rollouts: none, cpu (training env; the tiny policy) or vllm (GPU).")] = "none",
+    serve_port: Annotated[int, typer.Option(help="Port of the served policy (127.0.0.1).")] = 8011,
+    proposer_network: Annotated[Optional[str], typer.Option(help="Agentic proposer's sandbox network: public or no-network (default: public with a model, no-network offline).")] = None,
     method: Annotated[str, typer.Option(help="Proposer method: prompt, feedback or agentic.")] = "feedback",
     proposals_per_step: Annotated[int, typer.Option(help="Seed cases proposed from per step (the proposer's GRPO group).")] = 2,
     seed_cases: Annotated[Optional[Path], typer.Option(help="Folder of seed cases (YAML/JSON).")] = None,
@@ -43,8 +48,17 @@ def flywheel(
         fail(f"--method must be prompt, feedback or agentic, not {method!r}")
     if static is not None and not static.is_dir():
         fail(f"{static}: --static must be a folder of tasks")
+    if serve not in ("none", "cpu", "vllm"):
+        fail(f"--serve must be none, cpu or vllm, not {serve!r}")
+    if policy not in (None, "scripted", "openai"):
+        fail(f"--policy must be scripted or openai, not {policy!r}")
+    if proposer_network not in (None, "public", "no-network"):
+        fail(f"--proposer-network must be public or no-network, not {proposer_network!r}")
+    if serve != "none" and (model or base_url):
+        fail("--serve serves the run's own checkpoints; it does not go with --model/--base-url")
     config = FlywheelConfig(run=run, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, solver=solver,
-                            proposer_policy=policy, method=method, proposals_per_step=proposals_per_step, static_dir=static,
+                            proposer_policy=policy, model=model, base_url=base_url, serve=serve, serve_port=serve_port,
+                            proposer_network=proposer_network, method=method, proposals_per_step=proposals_per_step, static_dir=static,
                             proposer_training=proposer_training == "on", trainer=trainer, env=env, ray=ray,
                             n_concurrent=n_concurrent, out_dir=out)
     if seed_cases is not None:
@@ -69,9 +83,9 @@ def flywheel(
 
         try:
             reports = asyncio.run(Flywheel(config, store, progress=on_event).run())
-        except RuntimeError as exc:
-            fail(str(exc))
-    table = Table(title=f"flywheel run {run!r} ({config.baseline})")
+        except (RuntimeError, RunConfigMismatch, FileNotFoundError) as exc:
+            fail(str(exc), code=2 if isinstance(exc, RunConfigMismatch | FileNotFoundError) else 1)
+    table = Table(title=f"flywheel run {run!r} ({config.baseline}; {config.policies} policy)")
     for column in ("step", "policy", "proposals", "accepted", "groups", "useful", "collect s", "train s", "benchmark"):
         table.add_column(column)
     for r in reports:

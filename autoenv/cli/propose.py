@@ -16,6 +16,7 @@ from rich.table import Table
 import autoenv.proposer  # noqa: F401  (teaches the scripted solver the proposer's families, for every command)
 from autoenv.cli.common import console, fail, print_json
 from autoenv.proposer.models import ProposeSummary, SeedCase
+from autoenv.proposer.propose import NETWORK_MODES, SCRIPTED_SOLVER, shared_solver
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.trials import runner
 
@@ -31,13 +32,14 @@ def propose(
     attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, help="Tasks to attempt.")] = 1,
     workspace: Annotated[Optional[Path], typer.Option(help="Persistent proposer workspace (default: OUT/../workspace).")] = None,
     env: Annotated[str, typer.Option("--env", "-e", help="local (no container engine), or a Harbor environment.")] = "local",
-    solver: Annotated[str, typer.Option(help="Solver SPEC for calibration.")] = "terminal:policy=scripted,success_rate=0.6",
+    solver: Annotated[Optional[str], typer.Option(help="Solver SPEC for calibration (default: the same model with --policy openai, else the scripted solver).")] = None,
     rollouts: Annotated[int, typer.Option("-k", "--rollouts", min=1, help="Calibration rollouts (K).")] = 4,
     max_rounds: Annotated[int, typer.Option(min=1, help="Validation rounds per attempt (feedback, agentic).")] = 3,
     seed: Annotated[int, typer.Option(help="Seed of the proposer (and of the calibration rollouts).")] = 0,
     flaw_rate: Annotated[float, typer.Option(help="Scripted proposer: share of first drafts with a realistic mistake.")] = 0.5,
     model: Annotated[Optional[str], typer.Option(help="Model name for --policy openai.")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint for --policy openai.")] = None,
+    network: Annotated[Optional[str], typer.Option(help="The agentic proposer's sandbox network: public or no-network (default: public with a model, no-network offline).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Generate tasks from a seed case; only tasks that pass validation and calibration are accepted."""
@@ -49,6 +51,11 @@ def propose(
         fail(f"--policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if policy == "openai" and not model:
         fail("--policy openai needs --model (and usually --base-url)")
+    network = network or ("public" if policy == "openai" else "no-network")
+    if network not in NETWORK_MODES:
+        fail(f"--network must be one of {', '.join(NETWORK_MODES)}, got {network!r}")
+    if solver is None:
+        solver = shared_solver(model, base_url) if policy == "openai" else SCRIPTED_SOLVER
     if not 0.0 <= flaw_rate <= 1.0:
         fail(f"--flaw-rate must be within [0, 1], got {flaw_rate}")
     try:
@@ -71,7 +78,7 @@ def propose(
     workspace = (workspace or out.parent / "workspace").resolve()
     summary = _run_with_progress(case, dict(method=method, policy=policy, out_dir=out, workspace=workspace, attempts=attempts, env=env,
                                             solver=solver, rollouts=rollouts, seed=seed, model=model, base_url=base_url,
-                                            max_rounds=max_rounds, flaw_rate=flaw_rate), quiet=json_out, propose_async=propose_async)
+                                            max_rounds=max_rounds, flaw_rate=flaw_rate, network=network), quiet=json_out, propose_async=propose_async)
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / "summary.json"
     summary_path.write_text(summary.model_dump_json(indent=2))

@@ -2,9 +2,15 @@
 
 Each step is resumable: the store records attempts, groups and rollouts under
 natural keys and the step's status, so rerunning after a crash redoes only
-what is missing. Baselines are the same loop with a part switched off:
+what is missing; rerunning a run with another configuration is refused (one
+run, one experiment). Baselines are the same loop with a part switched off:
 ``static_dir`` trains on a fixed task set (no proposer), and
 ``proposer_training=False`` keeps proposing but trains on solver data only.
+
+One policy plays both roles. With a model endpoint (``model``/``base_url``)
+or a served checkpoint (``serve``), the solver defaults to that same model;
+with ``serve`` the flywheel serves ``<out>/<run>/train/v{N}`` before each
+step's rollouts, so step N+1 samples from the weights trained at step N.
 """
 
 from __future__ import annotations
@@ -13,11 +19,12 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from autoenv.proposer.models import AttemptRecord, Method, SeedCase
+from autoenv.proposer.propose import SCRIPTED_SOLVER
 from autoenv.rollout.collect import Executor, GroupResult, SolverSpec, collect_groups, local_executor
 from autoenv.store.db import Store
 from autoenv.taskfmt.check import find_tasks
@@ -25,7 +32,14 @@ from autoenv.taskfmt.hashing import count_files, task_hash
 from autoenv.train.grpo import group_advantages
 from autoenv.trials.runner import TrialOutcome, arun_many
 
-REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ServeKind = Literal["none", "cpu", "vllm"]
+NetworkMode = Literal["no-network", "public"]
+#: Options a resumed run may change: how fast it runs and how far, never what it measures.
+RESUMABLE_OPTIONS = {"steps", "n_concurrent", "ray", "serve_port"}
+
+
+class RunConfigMismatch(ValueError):
+    """A run exists in the store with another configuration; resuming would mix two experiments."""
 
 
 class FlywheelConfig(BaseModel):
@@ -33,13 +47,18 @@ class FlywheelConfig(BaseModel):
     steps: int = 3
     group_size: int = 4
     tasks_per_step: int = 3
-    solver: str = "terminal:policy=scripted,success_rate=0.6"
-    proposer_policy: str = "scripted"
+    solver: str | None = Field(default=None, description="Solver spec; None: the shared policy (the served/endpoint model if any, else scripted).")
+    proposer_policy: str | None = Field(default=None, description="scripted or openai; None: openai when a model is given or served.")
+    model: str | None = Field(default=None, description="Model name at the endpoint (proposer, and solver by default).")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint of the model.")
+    serve: ServeKind = Field(default="none", description="Serve each policy version for the rollouts: cpu (training env) or vllm.")
+    serve_port: int = 8011
+    proposer_network: NetworkMode | None = Field(default=None, description="The agentic proposer's sandbox network; None: public with a model, no-network offline.")
     method: Method = "feedback"
     proposals_per_step: int = 2  # a group of one proposer episode has no advantage
     calibration_rollouts: int = 4
-    seed_cases_dir: Path = REPO_EXAMPLES / "seed_cases"
-    benchmark_dir: Path | None = REPO_EXAMPLES / "tasks"
+    seed_cases_dir: Path | None = Field(default_factory=lambda: bundled_examples("seed_cases"))
+    benchmark_dir: Path | None = Field(default_factory=lambda: bundled_examples("tasks"))
     benchmark_tasks: int | None = None  # None: every task of benchmark_dir
     static_dir: Path | None = None
     proposer_training: bool = True
@@ -55,6 +74,36 @@ class FlywheelConfig(BaseModel):
         if self.static_dir is not None:
             return "static"
         return "autoenv" if self.proposer_training else "proposer-off"
+
+    @property
+    def served_model(self) -> bool:
+        """A model is at hand: an endpoint, or the checkpoint the flywheel serves."""
+        return self.serve != "none" or self.model is not None or self.proposer_policy == "openai"
+
+    @property
+    def proposer(self) -> str:
+        return self.proposer_policy or ("openai" if self.served_model else "scripted")
+
+    @computed_field  # stored with the run, so the report can say so
+    @property
+    def policies(self) -> str:
+        """``shared`` when one policy proposes and solves; ``mixed`` when a model proposes for the scripted solver or back."""
+        if self.static_dir is not None:
+            return "shared"  # no proposer acts
+        solver_model = "policy=openai" in self.solver if self.solver else self.served_model
+        return "shared" if solver_model == (self.proposer == "openai") else "mixed"
+
+    def proposer_network_mode(self) -> NetworkMode:
+        return self.proposer_network or ("public" if self.served_model else "no-network")
+
+
+def bundled_examples(name: str) -> Path | None:
+    """``examples/<name>`` of a source checkout (or ``$AUTOENV_EXAMPLES/<name>``); None in an install without them."""
+    import os
+
+    root = os.environ.get("AUTOENV_EXAMPLES")
+    path = Path(root) / name if root else Path(__file__).resolve().parents[2] / "examples" / name
+    return path if path.is_dir() else None
 
 
 class StepReport(BaseModel):
@@ -85,14 +134,51 @@ class Flywheel:
     def __init__(self, config: FlywheelConfig, store: Store, *, executor: Executor | None = None, progress: Progress = _noop):
         self.config = config
         self.store = store
-        stored = store.ensure_run(config.run, json.loads(config.model_dump_json()))
-        if stored.get("baseline", config.baseline) != config.baseline and stored != json.loads(config.model_dump_json()):
-            progress("warning", {"message": f"run {config.run!r} exists with another configuration; resuming it as stored"})
+        wanted = json.loads(config.model_dump_json())
+        stored = store.ensure_run(config.run, wanted)
+        changed = sorted(k for k in stored.keys() & wanted.keys() if k not in RESUMABLE_OPTIONS and stored[k] != wanted[k])
+        if changed:
+            raise RunConfigMismatch(
+                f"run {config.run!r} in {store.url} was started with another configuration ("
+                + "; ".join(f"{k}: {stored[k]!r} then, {wanted[k]!r} now" for k in changed)
+                + "). Resuming would mix two experiments: give this configuration another --run name, "
+                "or rerun with the options the run was started with.")
         self.out = Path(config.out_dir) / config.run
         self.out.mkdir(parents=True, exist_ok=True)
         self.progress = progress
-        self.spec = SolverSpec.parse(config.solver, env=config.env)
+        self.server = None
+        self.spec = SolverSpec.parse(self.solver_text(), env=config.env)
         self._executor = executor
+        if config.policies == "mixed":
+            progress("warning", {"message": f"mixed policies: the proposer is {self.proposer_label()} but the solver is {self.solver_text()!r}; "
+                                            "the mission's shared policy needs both to be the same model"})
+
+    # -- who plays which role ------------------------------------------------------
+
+    def endpoint(self) -> tuple[str | None, str | None]:
+        """(model, base_url) of the shared model: the served checkpoint, else the configured endpoint."""
+        if self.config.serve != "none":
+            return "policy", f"http://127.0.0.1:{self.config.serve_port}/v1"
+        return self.config.model, self.config.base_url
+
+    def solver_text(self) -> str:
+        """The solver spec: as given (an openai solver without an endpoint gets the shared one), else the shared policy."""
+        model, base_url = self.endpoint()
+        text = self.config.solver
+        if text is None:
+            if not self.config.served_model:
+                return SCRIPTED_SOLVER
+            text = "terminal:policy=openai"
+        if "policy=openai" in text:
+            if model and "model=" not in text:
+                text += f",model={model}"
+            if base_url and "base_url=" not in text:
+                text += f",base_url={base_url}"
+        return text
+
+    def proposer_label(self) -> str:
+        model, _ = self.endpoint()
+        return f"the model {model!r}" if self.config.proposer == "openai" else "the scripted proposer"
 
     # -- pieces --------------------------------------------------------------------
 
@@ -112,7 +198,10 @@ class Flywheel:
                 for path in sorted(Path(directory).glob("*.y*ml")) + sorted(Path(directory).glob("*.json")):
                     cases.append(SeedCase.load(path))
         if not cases:
-            return []
+            raise FileNotFoundError(
+                "no seed cases to propose from: pass --seed-cases DIR (YAML/JSON seed cases); "
+                + ("the bundled examples/seed_cases come with a source checkout of autoenv, or set AUTOENV_EXAMPLES to a copy"
+                   if self.config.seed_cases_dir is None else f"{self.config.seed_cases_dir} holds none"))
         n = self.config.proposals_per_step
         return [cases[(step * n + i) % len(cases)] for i in range(n)]
 
@@ -143,15 +232,19 @@ class Flywheel:
             if key in done:
                 continue
             self.progress("propose", {"seed_case": case.id, "method": self.config.method})
+            model, base_url = self.endpoint()
             summary = await propose_async(
                 case,
                 method=self.config.method,
-                policy=self.config.proposer_policy,
+                policy=self.config.proposer,
+                model=model if self.config.proposer == "openai" else None,
+                base_url=base_url if self.config.proposer == "openai" else None,
+                network=self.config.proposer_network_mode(),
                 out_dir=self.out / "tasks",
                 workspace=self.out / "workspace",
                 attempts=1,
                 env=self.config.env,
-                solver=self.config.solver,
+                solver=self.solver_text(),
                 rollouts=self.config.calibration_rollouts,
                 seed=step * 1000 + index,
             )
@@ -166,11 +259,18 @@ class Flywheel:
                                           policy_version=policy_version, task_hash=record.task_hash, valid=record.valid,
                                           calibrated=record.calibrated, reason=record.reason, reward=record.reward, n_files=record.n_files,
                                           n_actions=len(record.actions), actions=[a.model_dump() for a in record.actions],
-                                          duration_sec=record.duration_sec, attempt_key=key)
+                                          duration_sec=record.duration_sec, episode_path=record.episode_path, attempt_key=key)
         return records
 
     def harvest_seed_cases(self, step: int, groups: list[GroupResult], pool: dict[str, Path]) -> int:
-        """Failed rollouts become the proposer's next seed cases (the loop's return edge)."""
+        """Failed rollouts become the proposer's next seed cases (the loop's return edge).
+
+        Each is written from the failed trial itself (:func:`autoenv.proposer.seeds.seed_case_from_trial`:
+        the verifier's failing checks, the trajectory, the task's title, category and tags), so a
+        bundled or foreign task's ``category`` stays a description and never poses as a template family.
+        """
+        from autoenv.proposer.seeds import seed_case_from_trial
+
         directory = self.out / "seed_cases"
         directory.mkdir(parents=True, exist_ok=True)
         made = 0
@@ -179,24 +279,28 @@ class Flywheel:
                 continue
             task_dir = pool[group.task_hash]
             failed = [r for r in self.store.rollouts(group_id=group.group_id) if (r["reward"] or 0) < 1.0]
-            family = _task_family(task_dir)
-            case = SeedCase(
-                id=f"{task_dir.name}-s{step}",
-                task=str(task_dir),
-                trajectory=failed[0]["trajectory_path"] or "" if failed else "",
-                failure_mode=f"solver failed {len(failed)}/{len(group.rewards)} rollouts" + (f" ({failed[0]['error']})" if failed and failed[0]["error"] else ""),
-                target_skill=family or task_dir.name,
-                family=family,
-                reward=min(group.rewards),
-            )
+            trial = Path(failed[0]["trajectory_path"]).parents[1] if failed and failed[0]["trajectory_path"] else None
+            case = seed_case_from_trial(trial) if trial is not None and (trial / "result.json").is_file() else None
+            if case is None:
+                case = SeedCase(id="-", task=str(task_dir), failure_mode="the solver failed the task",
+                                target_skill=f"the skill the failed task exercises: {task_dir.name}", family=_task_family(task_dir))
+            case = case.model_copy(update={
+                "id": f"{task_dir.name}-s{step}", "task": str(task_dir), "reward": min(group.rewards),
+                "failure_mode": f"The solver failed {len(failed)} of {len(group.rewards)} rollouts. {case.failure_mode}"})
             path = directory / f"{case.id}.yaml"
             if not path.exists():
                 case.dump(path)
                 made += 1
         return made
 
-    def training_batch(self, step: int, policy_version: int, groups: list[GroupResult], attempts: list[AttemptRecord]):
-        """Useful solver groups (exact token ids/logprobs where recorded) plus proposer episodes (r_P)."""
+    def training_batch(self, step: int, policy_version: int, groups: list[GroupResult]):
+        """Useful solver groups plus the step's proposer episodes (r_P), each as the policy saw it.
+
+        Solver samples come from the rollouts' ATIF trajectories, proposer samples from the
+        episodes recorded where the proposer ran (:mod:`autoenv.proposer.episode`), both with
+        exact token ids and log-probs where the endpoint returned them. Proposer attempts are
+        read from the store, so a resumed step trains on the same group.
+        """
         from autoenv.train.batch import TrainingBatch, TrainingSample
         from autoenv.train.trajectories import sample_from_trajectory
 
@@ -210,16 +314,27 @@ class Flywheel:
                 samples.append(sample_from_trajectory(row["trajectory_path"], role="solver", task_hash=row["task_hash"], group_id=group.group_id,
                                                       rollout_id=row["id"], policy_version=row["policy_version"],
                                                       reward=row["reward"] or 0.0, advantage=row["advantage"] or 0.0))
+        missing = 0
+        attempts = self.store.attempts(self.config.run, step) if self.config.static_dir is None else []
         if self.config.proposer_training and attempts:
+            from autoenv.proposer.episode import ProposerEpisode
+
             # the step's proposer attempts form one group: r_P relative to its mean
-            advantages = group_advantages([a.reward for a in attempts])
-            for record, advantage in zip(attempts, advantages):
+            advantages = group_advantages([a["reward"] for a in attempts])
+            for row, advantage in zip(attempts, advantages):
                 if advantage == 0.0:
                     continue
-                samples.append(TrainingSample(role="proposer", task_hash=record.task_hash or "", group_id=-1, rollout_id=-1,
-                                              policy_version=policy_version, messages=_proposer_messages(record),
-                                              reward=record.reward, advantage=advantage))
-        return TrainingBatch(run=self.config.run, step=step, policy_version=policy_version, samples=samples)
+                if not row.get("episode_path") or not Path(row["episode_path"]).is_file():
+                    missing += 1  # nothing the policy saw was recorded: no sample rather than an invented one
+                    continue
+                episode = ProposerEpisode.load(row["episode_path"])
+                samples.append(TrainingSample(role="proposer", task_hash=row["task_hash"] or "", group_id=-1, rollout_id=-1,
+                                              policy_version=row["policy_version"] if row["policy_version"] is not None else policy_version,
+                                              messages=episode.messages, turns=episode.turns, reward=row["reward"], advantage=advantage,
+                                              meta={"episode_path": row["episode_path"], "seed_case": row["seed_case"],
+                                                    "method": row["method"], "source": episode.source}))
+        return TrainingBatch(run=self.config.run, step=step, policy_version=policy_version, samples=samples,
+                             meta={"proposer_episodes_missing": missing} if missing else {})
 
     async def benchmark(self, step: int, policy_version: int) -> float | None:
         if not self.config.benchmark_dir:
@@ -245,9 +360,9 @@ class Flywheel:
                               useful_group_rate=row["useful_group_rate"] or 0.0, benchmark_score=row["benchmark_score"])
         report = StepReport(step=step, policy_version_in=policy_version, policy_version_out=policy_version)
 
-        attempts: list[AttemptRecord] = []
+        self.serve_version(policy_version)
         if self.config.static_dir is None:
-            attempts = await self.propose(step, policy_version)
+            await self.propose(step, policy_version)
         step_attempts = self.store.attempts(self.config.run, step)
         report.proposals = len(step_attempts)
         report.accepted = sum(1 for a in step_attempts if a["valid"] and a["calibrated"])
@@ -274,7 +389,7 @@ class Flywheel:
         self.harvest_seed_cases(step, groups, {h: p for p, h in chosen})
 
         started = time.monotonic()
-        batch = self.training_batch(step, policy_version, groups, attempts)
+        batch = self.training_batch(step, policy_version, groups)
         trainer = make_trainer(self.config.trainer)
         self.progress("train", {"samples": len(batch.samples), "backend": self.config.trainer})
         result = trainer.train_step(batch, policy_dir=self.policy_dir(policy_version), out_dir=self.out / "train")
@@ -282,6 +397,8 @@ class Flywheel:
         report.loss = result.loss
         report.policy_version_out = result.policy_version_out
 
+        if self.config.serve != "none":
+            self.serve_version(report.policy_version_out)  # the benchmark scores the new weights
         report.benchmark_score = await self.benchmark(step, report.policy_version_out)
         self.store.update_step(self.config.run, step, status="done", policy_version_out=report.policy_version_out, backend=self.config.trainer,
                                loss=report.loss, n_samples=len(batch.samples), n_groups=report.groups, n_useful_groups=report.useful_groups,
@@ -299,15 +416,44 @@ class Flywheel:
         path = self.out / "train" / f"v{version}"
         return path if path.exists() else None
 
+    def serve_version(self, version: int) -> None:
+        """Serve checkpoint v{version} at the shared endpoint before rollouts sample from it (``serve`` only)."""
+        if self.config.serve == "none":
+            return
+        from autoenv.train.policy import checkpoint_dir
+        from autoenv.train.serve import PolicyServer
+
+        checkpoint = checkpoint_dir(self.out / "train", version)
+        if not checkpoint.is_dir():
+            if version != 0:
+                raise FileNotFoundError(f"{checkpoint}: policy v{version} was never saved; the trainer {self.config.trainer!r} "
+                                        "keeps no weights here (serving needs the trl backend)")
+            if self.config.serve != "cpu":
+                raise FileNotFoundError(f"{checkpoint}: put the model to serve as v0 there (a save_pretrained folder)")
+            from autoenv.train.tiny import init_policy
+
+            self.progress("serve", {"message": f"no v0 at {checkpoint}: building the tiny offline policy"})
+            init_policy(checkpoint)
+        if self.server is None:
+            self.server = PolicyServer(kind=self.config.serve, port=self.config.serve_port, served_model_name="policy",
+                                       log_dir=self.out / "serve", ready_timeout=900 if self.config.serve == "vllm" else 300)
+        self.progress("serve", {"version": version, "checkpoint": str(checkpoint)})
+        self.server.swap(checkpoint)
+
     async def run(self) -> list[StepReport]:
         reports = []
         version = 0
-        for step in range(self.config.steps):
-            self.progress("step", {"step": step, "of": self.config.steps})
-            report = await self.step(step, version)
-            version = report.policy_version_out
-            reports.append(report)
-            self.progress("step_done", report.model_dump())
+        try:
+            for step in range(self.config.steps):
+                self.progress("step", {"step": step, "of": self.config.steps})
+                report = await self.step(step, version)
+                version = report.policy_version_out
+                reports.append(report)
+                self.progress("step_done", report.model_dump())
+        finally:
+            if self.server is not None:
+                self.server.stop()
+                self.server = None
         return reports
 
 
@@ -320,16 +466,3 @@ def _task_family(task_dir: Path) -> str | None:
         return None
     return meta.get("family") or meta.get("category")
 
-
-def _proposer_messages(record: AttemptRecord) -> list[dict[str, str]]:
-    """The proposer episode as chat: seed-case prompt, then the task it wrote."""
-    written = ""
-    if record.task_dir and Path(record.task_dir).is_dir():
-        for path in sorted(Path(record.task_dir).rglob("*")):
-            if path.is_file() and path.stat().st_size < 20_000 and ".autoenv" not in path.parts:
-                written += f"### {path.relative_to(record.task_dir)}\n{path.read_text(errors='replace')}\n"
-    return [
-        {"role": "system", "content": "You write Harbor tasks that a solver passes sometimes, not always and not never."},
-        {"role": "user", "content": f"Seed case: {record.seed_case}. Method: {record.method}."},
-        {"role": "assistant", "content": written or (record.reason or "")},
-    ]

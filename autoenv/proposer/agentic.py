@@ -27,7 +27,6 @@ validate in a child sandbox, read the feedback, repair, run the solver).
 
 from __future__ import annotations
 
-import base64
 import json
 import posixpath
 import re
@@ -46,12 +45,13 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.models.agent.context import AgentContext
 from pydantic import BaseModel, Field
 
-from autoenv.agents.policies.actions import TOOL_DEFINITIONS, FinishAction, ReadFileAction, RunAction, WriteFileAction, action_to_tool_call
+from autoenv.agents.policies.actions import TOOL_DEFINITIONS, FinishAction, ReadFileAction, RunAction, action_to_tool_call
 from autoenv.agents.policies.base import ActionResult, Call, Conversation, Policy, PolicyError, PolicyReply
 from autoenv.agents.policies.prompts import system_prompt
 from autoenv.agents.policies.recipes import Plan
 from autoenv.agents.terminal import TerminalAgent, TerminalAgentOptions
 from autoenv.proposer.actions import classify_tool_call, describe_tool_call
+from autoenv.proposer.episode import write_actions
 from autoenv.proposer.fixer import repair
 from autoenv.proposer.models import ProposerAction, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer
@@ -61,6 +61,9 @@ from autoenv.proposer.workspace import Workspace, mirror_task
 SANDBOX_ROOT = "/workspace"
 #: Errors that mean no reply could be had from the model (see autoenv.agents.policies.base).
 INFRA_ERRORS = {"PolicyError", "PolicyConfigError", "PolicyAuthError", "PolicyConnectionError", "PolicyEndpointError"}
+#: Exceptions that mean our harness broke, not that the proposer wrote a bad task.
+BUG_ERRORS = {"TypeError", "AttributeError", "NameError", "KeyError", "IndexError", "AssertionError", "ImportError",
+              "ModuleNotFoundError", "UnboundLocalError", "ZeroDivisionError"}
 CHILD = "autoenv-child"
 CHILD_STUB = f"""#!/bin/sh
 echo "{CHILD} is served by the proposer harness, which runs it in separate sandboxes." >&2
@@ -439,7 +442,7 @@ class ScriptedAgenticPolicy:
             folders = sorted({posixpath.dirname(f"{base}/{rel}") for rel in draft.files})
             yield Plan([RunAction(command="mkdir -p " + " ".join(shlex.quote(f) for f in folders))],
                        f"Lay out {base} for a {family.name} task ({family.description}).", {"task": draft.name})
-            yield Plan([a for rel, data in sorted(draft.files.items()) for a in _write_actions(f"{base}/{rel}", data)],
+            yield Plan([a for rel, data in sorted(draft.files.items()) for a in write_actions(f"{base}/{rel}", data)],
                        f"Write the task: {draft.summary()}.")
             yield Plan([RunAction(command=f"chmod +x {base}/solution/solve.sh {base}/tests/test.sh && python3 tools/check_task.py {base}")],
                        "Make the scripts executable and run the static pre-flight check.")
@@ -457,7 +460,7 @@ class ScriptedAgenticPolicy:
                 if not fixes:
                     yield Plan([FinishAction(message=f"{base}: I cannot tell how to fix what validation reports")], "No repair applies.")
                     return
-                actions: list[Any] = [a for rel, data in sorted(writes.items()) for a in _write_actions(f"{base}/{rel}", data)]
+                actions: list[Any] = [a for rel, data in sorted(writes.items()) for a in write_actions(f"{base}/{rel}", data)]
                 if deletes:
                     actions.append(RunAction(command="rm -f " + " ".join(shlex.quote(f"{base}/{rel}") for rel in deletes)))
                 yield Plan(actions, "Repair what the feedback names: " + "; ".join(fixes), {"repairs": fixes})
@@ -472,16 +475,6 @@ class ScriptedAgenticPolicy:
                 return
             variant += 1
             draft = self.proposer.draft(case, job.attempt, variant=variant, allow_flaw=False)  # its validation is the next round
-
-
-def _write_actions(path: str, data: str | bytes) -> list[Any]:
-    """Text files through write_file; binary fixtures (.xlsx, .docx) as base64 through the shell."""
-    if isinstance(data, str):
-        return [WriteFileAction(path=path, content=data)]
-    encoded = base64.b64encode(data).decode()
-    chunks = [encoded[i:i + 60_000] for i in range(0, len(encoded), 60_000)] or [""]
-    q = shlex.quote(path)
-    return [RunAction(command=f"printf %s {shlex.quote(chunk)} | base64 -d {'>' if i == 0 else '>>'} {q}") for i, chunk in enumerate(chunks)]
 
 
 def _repair_files(files: dict[str, str | bytes], feedback: str) -> tuple[dict[str, str | bytes], dict[str, str | bytes], list[str], list[str]]:
@@ -509,7 +502,8 @@ def _repair_files(files: dict[str, str | bytes], feedback: str) -> tuple[dict[st
 # -- running it ---------------------------------------------------------------------------
 
 
-def proposer_task(workspace: Workspace, case: SeedCase, task_name: str, *, rollouts: int, attempt: int) -> Path:
+def proposer_task(workspace: Workspace, case: SeedCase, task_name: str, *, rollouts: int, attempt: int,
+                  network: str = "no-network") -> Path:
     """The Harbor task whose sandbox the proposer works in (its instruction is the proposer brief)."""
     from autoenv.proposer.llm import brief
 
@@ -520,7 +514,7 @@ def proposer_task(workspace: Workspace, case: SeedCase, task_name: str, *, rollo
     (root / "tests").mkdir()
     (root / "solution").mkdir()
     (root / "instruction.md").write_text(brief(case, workspace, task_name, agentic=True, rollouts=rollouts))
-    (root / "task.toml").write_text(textwrap.dedent("""\
+    (root / "task.toml").write_text(textwrap.dedent(f"""\
         schema_version = "1.4"
 
         [metadata]
@@ -537,7 +531,7 @@ def proposer_task(workspace: Workspace, case: SeedCase, task_name: str, *, rollo
         build_timeout_sec = 300.0
         cpus = 1
         memory_mb = 2048
-        network_mode = "no-network"
+        network_mode = "{network}"
         """))
     (root / "environment" / "Dockerfile").write_text(f"FROM python:3.12-slim\nRUN pip install --no-cache-dir pytest==8.3.4\nWORKDIR {SANDBOX_ROOT}\n")
     test_sh = root / "tests" / "test.sh"
@@ -588,6 +582,7 @@ async def run_agentic(
     trials_dir: Path,
     mask_paths: list[Path] | None = None,
     since: float | None = None,
+    network: str = "no-network",
 ) -> AgenticOutcome:
     """One agentic attempt: a proposer trial in its own sandbox, child sandboxes served on demand."""
     from autoenv.trials.runner import arun_trial
@@ -602,7 +597,7 @@ async def run_agentic(
                      trials_dir=str(trials_dir), result_file=str(jobs / f"result-{attempt}-{stamp}.json"))
     job_file = jobs / f"job-{attempt}-{stamp}.json"
     job_file.write_text(job.model_dump_json(indent=2))
-    task = proposer_task(workspace, case, task_name, rollouts=rollouts, attempt=attempt)
+    task = proposer_task(workspace, case, task_name, rollouts=rollouts, attempt=attempt, network=network)
     kwargs: dict[str, Any] = {"job": str(job_file), "policy": "scripted" if policy == "scripted" else "openai", "seed": seed}
     env_kwargs = {"mask_paths": [str(p) for p in [workspace.root, *(mask_paths or [])]]} if env == "local" else None
     outcome = await arun_trial(task, "autoenv.proposer.agentic:ProposerAgent", env=env, model=model if policy != "scripted" else None,
@@ -613,6 +608,8 @@ async def run_agentic(
     infra = result.error and result.error.split(":", 1)[0] in INFRA_ERRORS
     if infra or (outcome.error and outcome.error.startswith("policy_")):
         raise PolicyError(f"the proposer's model could not be reached: {result.error or outcome.error_message}")
+    if result.error and result.error.split(":", 1)[0] in BUG_ERRORS:
+        raise RuntimeError(f"the proposer harness failed (a bug in autoenv, not a bad task): {result.error}")
     actions, repairs = trajectory_actions(Path(outcome.trial_dir) / "agent" if outcome.trial_dir else None, since=since)
     final = workspace.tasks / result.final_task if result.final_task else None
     return AgenticOutcome(

@@ -20,6 +20,7 @@ from typing import Any
 from autoenv.agents.policies import make_policy
 from autoenv.agents.policies.actions import FinishAction, ReadFileAction, RunAction, WriteFileAction
 from autoenv.agents.policies.base import ActionResult, Conversation, PolicyReply, Turn
+from autoenv.proposer.episode import ProposerEpisode, from_conversation
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.workspace import Workspace
 
@@ -111,28 +112,15 @@ class ModelTaskWriter:
     async def revise(self, feedback: str, task_name: str) -> tuple[dict[str, str], list[str]]:
         """A feedback round: answer the last reply's calls, attach the validator's feedback, get rewritten files."""
         assert self.conversation is not None and self.replies, "draft() first"
-        last = self.replies[-1]
-        results = [ActionResult(call_id=c.id, action=c.action, output=self._observation(c.action)) for c in last.calls]
-        note = (f"Validation of tasks/{task_name} in a separate sandbox:\n\n{feedback}\n\n"
-                "Rewrite the files that need to change (complete new content with write_file; remove a file with "
-                "a `run` call `rm <path>`), then call finish.")
-        # in tool mode only call results reach the model, so the feedback rides on the last one
-        if results:
-            results[-1] = results[-1].model_copy(update={"output": f"{results[-1].output}\n\n{note}"})
-            self.conversation.turns.append(Turn(reply=last, results=results))
-        else:
-            self.conversation.turns.append(Turn(reply=last, feedback=note))
+        self.conversation.turns.append(feedback_turn(self.replies[-1], feedback, task_name))
         return await self._turn(task_name)
 
-    @staticmethod
-    def _observation(action: Any) -> str:
-        if isinstance(action, WriteFileAction):
-            return f"Wrote {len(action.content.encode())} bytes to {action.path}."
-        if isinstance(action, FinishAction):
-            return "Finished."
-        if isinstance(action, RunAction) and action.command.strip().startswith("rm "):
-            return "Removed."
-        return "Not run: in this method the task is only written, not executed."
+    def episode(self) -> ProposerEpisode | None:
+        """What the model received and sent so far: the proposer's training sample."""
+        if self.conversation is None:
+            return None
+        return from_conversation(self.conversation, self.replies[-1] if self.replies else None, system=self.policy.system_prompt(),
+                                 tools=self.policy.tool_definitions is not None, replies=self.replies)
 
     async def _turn(self, task_name: str) -> tuple[dict[str, str], list[str]]:
         assert self.conversation is not None
@@ -155,3 +143,26 @@ class ModelTaskWriter:
 
     def transcript(self) -> list[dict[str, Any]]:
         return self.policy.messages(self.conversation) if self.conversation is not None else []
+
+
+def feedback_turn(last: PolicyReply, feedback: str, task_name: str) -> Turn:
+    """The turn that answers a written task's reply: each call acknowledged, the validator's feedback on the last."""
+    results = [ActionResult(call_id=c.id, action=c.action, output=_observation(c.action)) for c in last.calls]
+    note = (f"Validation of tasks/{task_name} in a separate sandbox:\n\n{feedback}\n\n"
+            "Rewrite the files that need to change (complete new content with write_file; remove a file with "
+            "a `run` call `rm <path>`), then call finish.")
+    # in tool mode only call results reach the model, so the feedback rides on the last one
+    if results:
+        results[-1] = results[-1].model_copy(update={"output": f"{results[-1].output}\n\n{note}"})
+        return Turn(reply=last, results=results)
+    return Turn(reply=last, feedback=note)
+
+
+def _observation(action: Any) -> str:
+    if isinstance(action, WriteFileAction):
+        return f"Wrote {len(action.content.encode())} bytes to {action.path}."
+    if isinstance(action, FinishAction):
+        return "Finished."
+    if isinstance(action, RunAction) and action.command.strip().startswith("rm "):
+        return "Removed."
+    return "Not run: in this method the task is only written, not executed."

@@ -76,6 +76,7 @@ class AttemptRecord(BaseModel):
     rounds: int = 1
     duration_sec: float = 0.0
     actions: list[ProposerAction] = Field(default_factory=list)
+    episode_path: str | None = Field(default=None, description="The episode as the policy saw it (ProposerEpisode JSON): the training sample.")
 
     @property
     def accepted(self) -> bool:

@@ -25,8 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autoenv.agents.policies.base import PolicyError
+from autoenv.errors import Fault, explain
 from autoenv.proposer.actions import ActionLog
+from autoenv.proposer.episode import ProposerEpisode, ScriptedEpisode, from_trajectory, read_task_files
 from autoenv.proposer.fixer import repair
 from autoenv.proposer.judge import Verdict, judge_task
 from autoenv.proposer.models import AttemptRecord, Method, ProposeSummary, SeedCase
@@ -37,6 +38,14 @@ from autoenv.taskfmt.hashing import count_files, task_hash
 
 METHODS: tuple[str, ...] = ("prompt", "feedback", "agentic")
 POLICIES: tuple[str, ...] = ("scripted", "openai")
+#: The agentic proposer's sandbox network (the paper's proposer works with web access).
+NETWORK_MODES: tuple[str, ...] = ("no-network", "public")
+SCRIPTED_SOLVER = "terminal:policy=scripted,success_rate=0.6"
+
+
+def shared_solver(model: str | None, base_url: str | None) -> str:
+    """The solver spec for one shared policy: the proposer's own model answers as the solver too."""
+    return "terminal:policy=openai" + (f",model={model}" if model else "") + (f",base_url={base_url}" if base_url else "")
 REJECTED_DIR = "rejected"
 
 Event = Callable[[str, dict[str, Any]], None]
@@ -55,13 +64,14 @@ async def propose_async(
     workspace: Path,
     attempts: int,
     env: str = "local",
-    solver: str = "terminal:policy=scripted,success_rate=0.6",
+    solver: str | None = None,
     rollouts: int = 4,
     seed: int = 0,
     model: str | None = None,
     base_url: str | None = None,
     max_rounds: int = 3,
     flaw_rate: float = 0.5,
+    network: str = "no-network",
     on_event: Event | None = None,
 ) -> ProposeSummary:
     """Run ``attempts`` attempts of ``method`` on ``case``; accepted tasks land in ``out_dir``."""
@@ -73,6 +83,10 @@ async def propose_async(
         raise ValueError("--policy openai needs a model name (--model)")
     if attempts < 1 or max_rounds < 1:
         raise ValueError("attempts and max_rounds must be at least 1")
+    if network not in NETWORK_MODES:
+        raise ValueError(f"unknown proposer network {network!r}; choose one of: {', '.join(NETWORK_MODES)}")
+    if solver is None:  # one policy: a model proposer is calibrated against the same model
+        solver = shared_solver(model, base_url) if policy == "openai" else SCRIPTED_SOLVER
     from autoenv.proposer.recipes import install
 
     install()  # the scripted solver must know the families it is calibrated on
@@ -97,32 +111,43 @@ async def propose_async(
         task_dir: Path | None = None
         rounds = 0
         error: str | None = None
+        episodes: list[ProposerEpisode] = []
         try:
             if method == "agentic":
                 from autoenv.proposer.agentic import run_agentic
 
                 outcome = await run_agentic(case, ws, attempt=attempt, policy=policy, env=env, solver=solver, rollouts=rollouts, seed=seed,
                                             model=model, base_url=base_url, max_rounds=max_rounds, flaw_rate=flaw_rate,
-                                            trials_dir=trials_dir, mask_paths=[out_dir], since=log.wall_started)
+                                            trials_dir=trials_dir, mask_paths=[out_dir], since=log.wall_started, network=network)
                 log.extend(outcome.actions)
                 repairs = outcome.repairs
                 task_dir = outcome.task_dir
                 rounds = max(1, outcome.rounds)
                 error = outcome.error
+                trajectory = Path(outcome.trial_dir) / "agent" / "trajectory.json" if outcome.trial_dir else None
+                if trajectory is not None and trajectory.is_file():
+                    episodes.append(from_trajectory(trajectory))
                 if task_dir is not None:
                     verdict = await _judge(task_dir, log, settings, emit, rounds)
             elif policy == "scripted":
                 task_dir, verdict, rounds, family, params, repairs = await _scripted_attempt(
-                    case, ws, attempt, method, log, seed=seed, flaw_rate=flaw_rate, max_rounds=max_rounds, settings=settings, emit=emit)
+                    case, ws, attempt, method, log, seed=seed, flaw_rate=flaw_rate, max_rounds=max_rounds, settings=settings, emit=emit,
+                    episodes=episodes)
             else:
                 task_dir, verdict, rounds, repairs = await _model_attempt(
                     case, ws, attempt, method, log, seed=seed, model=model, base_url=base_url, max_rounds=max_rounds,
-                    rollouts=rollouts, settings=settings, emit=emit)
-        except PolicyError:
-            raise  # no reply could be had from the model: an infrastructure failure, not a bad attempt to score
-        except Exception as exc:  # a broken attempt is a rejected attempt with its reason, not a crashed run
+                    rollouts=rollouts, settings=settings, emit=emit, episodes=episodes)
+        except Exception as exc:
+            # A task the proposer wrote badly is a rejected attempt with its reason (r_P = 0 is its score).
+            # A model endpoint, sandbox or backend failure, or a bug of ours, says nothing about the
+            # proposer: scoring it would put a zero into its GRPO group, so the run stops instead.
+            if explain(exc, task=task_dir, env=env).kind is not Fault.TASK:
+                raise
             error = f"{type(exc).__name__}: {exc}"
         record = _record(case, method, proposer_name, attempt, task_dir, verdict, rounds, log, error)
+        if episodes:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            record.episode_path = str(episodes[-1].save(ws.root / ".proposer" / "episodes" / f"{slug(case.id, 40)}-s{seed}-a{attempt}-{stamp}.json"))
         if record.accepted and task_dir is not None:
             accepted = copy_task(task_dir, out_dir)
             record.task_dir = str(accepted)
@@ -168,14 +193,19 @@ async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit:
 
 
 async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method: str, log: ActionLog, *, seed: int, flaw_rate: float,
-                            max_rounds: int, settings: dict[str, Any], emit: Event):
+                            max_rounds: int, settings: dict[str, Any], emit: Event, episodes: list[ProposerEpisode]):
+    from autoenv.proposer.llm import brief
+
     proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws)
     log.add("Read", f"seed case {case.id}: {case.failure_mode[:200]}")
     log.add("Read", "FORMAT.md, skills/*.md, memory/lessons.md")
     family = proposer.family(case)
     draft = proposer.draft(case, attempt)
+    chat = ScriptedEpisode(brief(case, ws, draft.name), draft.name)
     log.add("Build", f"template {family.name}: generated data, target and expected results ({draft.summary()[:300]})")
     task_dir = write_draft(draft, ws.tasks)
+    chat.write(read_task_files(task_dir), note=f"A {family.name} task: {draft.summary()[:300]}")
+    episodes[:] = [chat.episode()]
     log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
     rounds = 1
     verdict = await _judge(task_dir, log, settings, emit, rounds)
@@ -184,7 +214,9 @@ async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method:
     while method == "feedback" and not verdict.accepted and rounds < max_rounds:
         feedback = verdict.feedback()
         log.add("Read", f"feedback: {feedback.splitlines()[0][:200]}")
+        chat.feedback(feedback)
         if not verdict.valid:
+            before = read_task_files(task_dir)
             fixes = repair(task_dir, feedback)
             if not fixes:
                 log.add("Read", "no repair matches the feedback; giving up on this draft")
@@ -192,19 +224,25 @@ async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method:
             for fix in fixes:
                 log.add("Write", f"repair {fix}")
             repairs += [str(f) for f in fixes]
+            after = read_task_files(task_dir)
+            chat.write({rel: data for rel, data in after.items() if before.get(rel) != data}, sorted(set(before) - set(after)),
+                       note="Repair what the feedback names: " + "; ".join(str(f) for f in fixes))
         else:  # valid, but the solver passed always or never: write a different variant
             variant += 1
             draft = proposer.draft(case, attempt, variant=variant, allow_flaw=False)
             log.add("Build", f"new variant after '{verdict.calibration.verdict if verdict.calibration else ''}': {draft.summary()[:200]}")
             task_dir = write_draft(draft, ws.tasks)
             log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
+            chat.write(read_task_files(task_dir), note=f"A different variant: {draft.summary()[:300]}")
+        episodes[:] = [chat.episode()]
         rounds += 1
         verdict = await _judge(task_dir, log, settings, emit, rounds)
     return task_dir, verdict, rounds, family.name, dict(draft.params), repairs
 
 
 async def _model_attempt(case: SeedCase, ws: Workspace, attempt: int, method: str, log: ActionLog, *, seed: int, model: str | None,
-                         base_url: str | None, max_rounds: int, rollouts: int, settings: dict[str, Any], emit: Event):
+                         base_url: str | None, max_rounds: int, rollouts: int, settings: dict[str, Any], emit: Event,
+                         episodes: list[ProposerEpisode]):
     from autoenv.proposer.llm import ModelTaskWriter, brief
 
     name = f"{slug(case.id, 20)}-s{seed}-a{attempt}"
@@ -231,6 +269,8 @@ async def _model_attempt(case: SeedCase, ws: Workspace, attempt: int, method: st
             verdict = await _judge(task_dir, log, settings, emit, rounds)
         return task_dir, verdict, rounds, repairs
     finally:
+        if (episode := writer.episode()) is not None and writer.replies:
+            episodes[:] = [episode]
         await writer.aclose()
 
 

@@ -58,10 +58,10 @@ class Store:
         if current > s.LATEST:
             raise RuntimeError(f"{self.url}: store schema v{current} is newer than this autoenv (v{s.LATEST}); upgrade autoenv")
         with self.engine.begin() as conn:
-            if current == 0:
+            if current == 0:  # a new store gets the latest schema at once
                 s.metadata.create_all(conn)
-                conn.execute(insert(s.schema_version).values(version=1))
-                current = 1
+                conn.execute(insert(s.schema_version).values(version=s.LATEST))
+                return s.LATEST
             for version in range(current + 1, s.LATEST + 1):
                 for statement in s.MIGRATIONS[version]:
                     conn.exec_driver_sql(statement)

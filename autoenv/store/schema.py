@@ -83,6 +83,7 @@ attempts = Table(
     Column("n_actions", Integer),
     Column("actions", JSON),
     Column("duration_sec", Float),
+    Column("episode_path", Text),  # the proposer's episode as it saw it (v2)
     Column("attempt_key", String(256), nullable=False),
     Column("created_at", DateTime, server_default=func.now()),
     UniqueConstraint("run", "attempt_key", name="uq_attempt_key"),
@@ -163,5 +164,6 @@ metrics = Table(
 #: version -> list of DDL statements (beyond create_all of version 1).
 MIGRATIONS: dict[int, list[str]] = {
     1: [],  # initial schema, created from ``metadata``
+    2: ["ALTER TABLE attempts ADD COLUMN episode_path TEXT"],  # proposer samples are the episodes themselves
 }
 LATEST = max(MIGRATIONS)

@@ -10,8 +10,9 @@ and it works on every vLLM version (in-place weight updates do not).
 
 vLLM is not installed by ``scripts/setup-train.sh`` (it pins its own torch and
 needs a GPU); install it in its own venv (``.venv-vllm``) on the GPU machine
-and point ``vllm`` at that venv's executable. Untested on CPU machines, where
-there is nothing to serve with.
+and point ``vllm`` at that venv's executable. On CPU machines ``kind="cpu"``
+serves the same API from the training env with :mod:`autoenv.train.cpu_serve`
+(Hugging Face ``generate``; right for the tiny offline policy, slow for real models).
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from pathlib import Path
 
 from autoenv.train.policy import policy_version
 
-__all__ = ["vllm_command", "PolicyServer"]
+__all__ = ["vllm_command", "cpu_command", "PolicyServer", "SERVE_KINDS"]
+
+#: How a checkpoint is served: vLLM on a GPU machine, or the training env's CPU server.
+SERVE_KINDS = ("vllm", "cpu")
 
 
 def vllm_command(checkpoint: Path | str, *, port: int = 8000, served_model_name: str = "policy", vllm: str = "vllm",
@@ -37,11 +41,22 @@ def vllm_command(checkpoint: Path | str, *, port: int = 8000, served_model_name:
             *(extra_args or [])]
 
 
-class PolicyServer:
-    """One vLLM process serving the current policy version; ``swap`` moves it to a new checkpoint."""
+def cpu_command(checkpoint: Path | str, *, port: int = 8011, served_model_name: str = "policy") -> list[str]:
+    """The CPU server (:mod:`autoenv.train.cpu_serve`) in the training env."""
+    from autoenv.train.trainenv import train_python
 
-    def __init__(self, *, port: int = 8000, served_model_name: str = "policy", vllm: str = "vllm",
+    return [str(train_python()), "-m", "autoenv.train.cpu_serve", "--checkpoint", str(checkpoint), "--port", str(port),
+            "--served-model-name", served_model_name]
+
+
+class PolicyServer:
+    """One server process for the current policy version; ``swap`` moves it to a new checkpoint."""
+
+    def __init__(self, *, kind: str = "vllm", port: int = 8000, served_model_name: str = "policy", vllm: str = "vllm",
                  extra_args: list[str] | None = None, log_dir: Path | None = None, ready_timeout: float = 900):
+        if kind not in SERVE_KINDS:
+            raise ValueError(f"unknown serving kind {kind!r}; choose one of: {', '.join(SERVE_KINDS)}")
+        self.kind = kind
         self.port, self.served_model_name, self.vllm = port, served_model_name, vllm
         self.extra_args = extra_args or []
         self.log_dir = log_dir
@@ -61,11 +76,18 @@ class PolicyServer:
         log = subprocess.DEVNULL
         if self.log_dir:
             Path(self.log_dir).mkdir(parents=True, exist_ok=True)
-            log = open(Path(self.log_dir) / f"vllm-v{self.version}.log", "ab")
-        command = vllm_command(self.checkpoint, port=self.port, served_model_name=self.served_model_name, vllm=self.vllm,
-                               extra_args=self.extra_args)
+            log = open(Path(self.log_dir) / f"{self.kind}-v{self.version}.log", "ab")
+        if self.kind == "cpu":
+            from autoenv.train.trainenv import train_env
+
+            command = cpu_command(self.checkpoint, port=self.port, served_model_name=self.served_model_name)
+            env = train_env()
+        else:
+            command = vllm_command(self.checkpoint, port=self.port, served_model_name=self.served_model_name, vllm=self.vllm,
+                                   extra_args=self.extra_args)
+            env = None
         try:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         finally:
             if log is not subprocess.DEVNULL:
                 log.close()  # the child holds its own copy
@@ -76,15 +98,16 @@ class PolicyServer:
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
-                raise RuntimeError(f"vLLM exited with code {self.process.returncode} while loading {self.checkpoint}")
+                where = f"; see {Path(self.log_dir) / f'{self.kind}-v{self.version}.log'}" if self.log_dir else ""
+                raise RuntimeError(f"the {self.kind} policy server exited with code {self.process.returncode} while loading {self.checkpoint}{where}")
             try:
                 with urllib.request.urlopen(f"{self.base_url}/models", timeout=5) as response:
                     if any(m.get("id") == self.served_model_name for m in json.load(response).get("data", [])):
                         return
             except (urllib.error.URLError, OSError, ValueError):
                 pass
-            time.sleep(2)
-        raise TimeoutError(f"vLLM did not serve {self.checkpoint} within {self.ready_timeout:.0f}s")
+            time.sleep(0.5 if self.kind == "cpu" else 2)
+        raise TimeoutError(f"the {self.kind} policy server did not serve {self.checkpoint} within {self.ready_timeout:.0f}s")
 
     def swap(self, checkpoint: Path | str) -> "PolicyServer":
         """Serve another version; a no-op when it is already the one served."""

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrainEnvMissing", "REPO_ROOT", "train_python", "run_module"]
+__all__ = ["TrainEnvMissing", "REPO_ROOT", "train_python", "train_env", "run_module"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENV_VAR = "AUTOENV_TRAIN_PYTHON"
@@ -43,6 +43,16 @@ def train_python(required: bool = True) -> Path | None:
     )
 
 
+def train_env() -> dict[str, str]:
+    """The environment for a training-env subprocess (this checkout's code first, no hub lookups)."""
+    env = dict(os.environ)
+    if (REPO_ROOT / "pyproject.toml").is_file():  # a source checkout; never put another Python's site-packages on the path
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env.setdefault("HF_HUB_OFFLINE", "1")  # checkpoints are local folders; never wait on a hub
+    return env
+
+
 def run_module(module: str, args: list[str], *, timeout: float | None = None, log_path: Path | None = None) -> dict[str, Any]:
     """Run ``python -m module args`` in the training env; its last stdout line is a JSON result.
 
@@ -52,11 +62,7 @@ def run_module(module: str, args: list[str], *, timeout: float | None = None, lo
     and shown in the error on failure.
     """
     python = train_python()
-    env = dict(os.environ)
-    if (REPO_ROOT / "pyproject.toml").is_file():  # a source checkout; never put another Python's site-packages on the path
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    env.setdefault("TOKENIZERS_PARALLELISM", "false")
-    env.setdefault("HF_HUB_OFFLINE", "1")  # checkpoints are local folders; never wait on a hub
+    env = train_env()
     command = [str(python), "-m", module, *args]
     stderr_file = open(log_path, "a", encoding="utf-8") if log_path else None
     try:

@@ -77,6 +77,9 @@ class TrialOutcome(BaseModel):
 
 def agent_config(agent: str, *, model: str | None = None, kwargs: dict[str, Any] | None = None) -> AgentConfig:
     """Harbor AgentConfig from a short name (oracle, nop, terminal, ...) or ``module:Class``."""
+    kwargs = dict(kwargs or {})
+    spec_model = kwargs.pop("model", None)  # a solver spec's model=NAME is Harbor's model_name, not an agent option
+    model = model or spec_model
     if agent in AUTOENV_AGENTS:
         return AgentConfig(import_path=AUTOENV_AGENTS[agent], model_name=model, kwargs=kwargs or {})
     if ":" in agent:

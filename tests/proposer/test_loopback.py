@@ -22,8 +22,9 @@ from proposer_helpers import needs_sandbox  # isort: skip  (puts the agent tests
 from chat_server import MODEL, ReplayServer, completion  # isort: skip
 
 from autoenv.agents.policies.base import PolicyError
+from autoenv.proposer.episode import ProposerEpisode
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.propose import propose
+from autoenv.proposer.propose import SCRIPTED_SOLVER, propose
 from autoenv.proposer.templates import FAMILIES
 from autoenv.proposer.templates.base import slug
 from autoenv.validate.validation import validate_task
@@ -36,6 +37,7 @@ CASE = SeedCase(
     target_skill="compute primer melting temperatures with awk",
 )
 SEED = 5  # the calibration rollouts use seeds SEED..SEED+3
+# The recordings play the proposer only; calibration uses the scripted solver (a mixed run, chosen here on purpose).
 
 
 def solver_passes(instruction: str, seed: int, k: int = 4, success_rate: float = 0.6) -> int:
@@ -80,7 +82,7 @@ def test_agentic_with_a_served_model_writes_validates_fixes_and_gets_accepted(di
     name = f"{slug(CASE.id, 20)}-s{SEED}-a0"
     with ReplayServer(agentic_recording(name, files)) as server:
         summary = propose(CASE, method="agentic", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
-                          workspace=dirs["workspace"], attempts=1, seed=SEED)
+                          workspace=dirs["workspace"], attempts=1, seed=SEED, solver=SCRIPTED_SOLVER)
     assert server.problems == [] and server.served == 7, server.problems
     record = summary.records[0]
     assert record.proposer == f"openai:{MODEL}"
@@ -93,6 +95,13 @@ def test_agentic_with_a_served_model_writes_validates_fixes_and_gets_accepted(di
     assert sum("autoenv-child validate" in d for d in tests) == 2 and any("autoenv-child solve" in d for d in tests)
     assert {a.kind for a in record.actions} == {"Read", "Build", "Write", "Test"}
     assert validate_task(accepted, force=True, record=False).valid
+
+    # the sample is the agent's own episode: the brief, every call and result, the exact tokens of all 7 calls
+    episode = ProposerEpisode.load(record.episode_path)
+    assert episode.source == "agent" and episode.trajectory_path
+    assert [m["role"] for m in episode.messages[:2]] == ["system", "user"] and "Seed case" in episode.messages[1]["content"]
+    assert any("VALID: all checks passed" in (m.get("content") or "") for m in episode.messages if m["role"] == "tool")
+    assert [t.completion_token_ids for t in episode.turns] == [r["response"]["body"]["choices"][0]["token_ids"] for r in server.exchanges]
 
 
 def test_feedback_with_a_served_model_rewrites_after_the_validators_feedback(dirs):
@@ -108,11 +117,24 @@ def test_feedback_with_a_served_model_rewrites_after_the_validators_feedback(dir
     ]
     with ReplayServer(recording) as server:
         summary = propose(CASE, method="feedback", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
-                          workspace=dirs["workspace"], attempts=1, seed=SEED)
+                          workspace=dirs["workspace"], attempts=1, seed=SEED, solver=SCRIPTED_SOLVER)
     assert server.problems == [] and server.served == 2, server.problems
     record = summary.records[0]
     assert record.accepted and record.rounds == 2, record.reason
     assert Path(record.task_dir).name == name
+
+    # the proposer's training sample is the conversation itself: what the endpoint received, then what it sent
+    episode = ProposerEpisode.load(record.episode_path)
+    last_request = server.chat_requests()[-1]
+    sent = recording[-1]["response"]["body"]["choices"][0]["message"]
+    assert episode.source == "model"
+    assert episode.messages[:-1] == last_request["messages"]
+    assert episode.messages[-1] == {"role": "assistant", "content": sent["content"], "tool_calls": sent["tool_calls"]}
+    assert "Seed case" in episode.messages[1]["content"] and "[oracle]" in episode.messages[-2]["content"]
+    bodies = [r["response"]["body"] for r in recording]
+    assert [t.prompt_token_ids for t in episode.turns] == [b["prompt_token_ids"] for b in bodies]
+    assert [t.completion_token_ids for t in episode.turns] == [b["choices"][0]["token_ids"] for b in bodies]
+    assert [t.logprobs for t in episode.turns] == [[c["logprob"] for c in b["choices"][0]["logprobs"]["content"]] for b in bodies]
 
 
 def test_an_unreachable_model_is_an_error_not_a_rejected_attempt(dirs):

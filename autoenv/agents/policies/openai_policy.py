@@ -191,28 +191,7 @@ class OpenAIPolicy:
 
     def messages(self, conversation: Conversation) -> list[dict[str, Any]]:
         """The chat history for the next request, rebuilt from the conversation each turn."""
-        msgs: list[dict[str, Any]] = [
-            {"role": "system", "content": self.system_prompt()},
-            {"role": "user", "content": task_message(conversation.instruction, conversation.workdir)},
-        ]
-        for turn in conversation.turns:
-            msgs.extend(self._turn_messages(turn))
-        return msgs
-
-    def _turn_messages(self, turn: Turn) -> list[dict[str, Any]]:
-        reply = turn.reply
-        if self._tools_on and reply.message and reply.message.get("tool_calls"):
-            out: list[dict[str, Any]] = [reply.message]
-            results = {r.call_id: r for r in turn.results}
-            for call in reply.calls:
-                result = results.get(call.id)
-                content = result.output if result else (turn.feedback or "Not run: the task had already been finished.")
-                out.append({"role": "tool", "tool_call_id": call.id, "content": content})
-            return out
-        text = reply.text
-        if not text and reply.calls:  # a tool-call turn replayed in text mode, or a scripted turn
-            text = "\n\n".join(_as_text_block(c) for c in reply.calls)
-        return [{"role": "assistant", "content": text}, {"role": "user", "content": _observation_text(turn)}]
+        return chat_messages(conversation, system=self.system_prompt(), tools=self._tools_on)
 
     async def _create(self, params: dict[str, Any], retries: list[RetryRecord]) -> tuple[Any, float]:
         attempt = 0
@@ -438,3 +417,37 @@ def _error_text(exc: Exception) -> str:
             return str(body["message"])
     return str(getattr(exc, "message", None) or exc)
 
+
+def chat_messages(conversation: Conversation, *, system: str, tools: bool) -> list[dict[str, Any]]:
+    """A conversation as the OpenAI chat messages a policy sends (and a proposer episode records)."""
+    msgs: list[dict[str, Any]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": task_message(conversation.instruction, conversation.workdir)},
+    ]
+    for turn in conversation.turns:
+        msgs.extend(turn_messages(turn, tools=tools))
+    return msgs
+
+
+def assistant_message(reply: PolicyReply, *, tools: bool) -> dict[str, Any]:
+    """The assistant message of one reply, exactly as it is replayed to the endpoint."""
+    if tools and reply.message and reply.message.get("tool_calls"):
+        return reply.message
+    text = reply.text
+    if not text and reply.calls:  # a tool-call turn replayed in text mode, or a scripted turn
+        text = "\n\n".join(_as_text_block(c) for c in reply.calls)
+    return {"role": "assistant", "content": text}
+
+
+def turn_messages(turn: Turn, *, tools: bool) -> list[dict[str, Any]]:
+    reply = turn.reply
+    message = assistant_message(reply, tools=tools)
+    if message.get("tool_calls"):
+        out: list[dict[str, Any]] = [message]
+        results = {r.call_id: r for r in turn.results}
+        for call in reply.calls:
+            result = results.get(call.id)
+            content = result.output if result else (turn.feedback or "Not run: the task had already been finished.")
+            out.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        return out
+    return [message, {"role": "user", "content": _observation_text(turn)}]

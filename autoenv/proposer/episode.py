@@ -1,0 +1,172 @@
+"""A proposer episode as the policy lived it: the training sample of one proposer attempt.
+
+GRPO trains on the context the policy actually saw and the tokens it actually
+produced. For the proposer that is, per method:
+
+- ``prompt`` / ``feedback`` with a served model: the brief, every reply and
+  every feedback round, rendered exactly as the requests sent them (system
+  prompt, brief, assistant tool calls, tool answers carrying the validator's
+  feedback), plus each call's token ids and log-probs when the endpoint
+  returned them;
+- ``agentic``: the proposer's own ATIF trajectory (brief, every tool call and
+  its result) from its trial, with its token turns;
+- the offline scripted proposer: the same chat it would have had as a model
+  (the real brief and FORMAT.md, its files as ``write_file`` calls, the real
+  feedback), so an external trainer sees the same shape for every method.
+
+Episodes are written next to the attempt (``<workspace>/.proposer/episodes``)
+and referenced from the store (``attempts.episode_path``), so a resumed step
+builds the same batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from autoenv.agents.policies.base import Conversation, PolicyReply
+from autoenv.train.batch import TokenTurn
+
+EpisodeSource = Literal["model", "agent", "scripted"]
+
+
+class ProposerEpisode(BaseModel):
+    """Messages the proposer received and sent, in order; exact token turns when every model call had them."""
+
+    source: EpisodeSource
+    messages: list[dict[str, Any]]
+    turns: list[TokenTurn] | None = None
+    trajectory_path: str | None = None
+    policy_versions: list[str] = Field(default_factory=list, description="The version each model call reported.")
+
+    def save(self, path: Path | str) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(self.model_dump_json(exclude_none=True))
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: Path | str) -> "ProposerEpisode":
+        return cls.model_validate_json(Path(path).read_text())
+
+
+def from_conversation(conversation: Conversation, last: PolicyReply | None, *, system: str, tools: bool,
+                      replies: list[PolicyReply], source: EpisodeSource = "model") -> ProposerEpisode:
+    """The chat of a written-task conversation: every request's context plus the final reply.
+
+    ``conversation`` holds every turn up to the last request; ``last`` is the
+    reply to that request (not yet a turn, since nothing answered it).
+    """
+    from autoenv.agents.policies.openai_policy import assistant_message, chat_messages
+
+    messages = chat_messages(conversation, system=system, tools=tools)
+    if last is not None:
+        messages.append(assistant_message(last, tools=tools))
+    return ProposerEpisode(source=source, messages=messages, turns=token_turns(replies),
+                           policy_versions=[r.policy_version for r in replies if r.policy_version])
+
+
+def token_turns(replies: list[PolicyReply]) -> list[TokenTurn] | None:
+    """Exact turns when every model call returned its ids (all or nothing, as for solver trajectories)."""
+    model_calls = [r for r in replies if r.llm_calls]
+    if not model_calls or any(not r.prompt_token_ids or r.completion_token_ids is None for r in model_calls):
+        return None
+    turns = []
+    for reply in model_calls:
+        logprobs = reply.logprobs if reply.logprobs is not None and len(reply.logprobs) == len(reply.completion_token_ids or []) else None
+        turns.append(TokenTurn(prompt_token_ids=reply.prompt_token_ids or [], completion_token_ids=reply.completion_token_ids or [],
+                               logprobs=logprobs))
+    return turns
+
+
+def from_trajectory(path: Path | str) -> ProposerEpisode:
+    """The agentic proposer's episode: its trial's ATIF trajectory."""
+    from autoenv.train.trajectories import load_trajectory_json, trajectory_to_messages, trajectory_token_turns
+
+    data = load_trajectory_json(path)
+    versions = [str(v) for s in data.get("steps") or [] if (v := ((s.get("extra") or {}).get("policy_version")))]
+    return ProposerEpisode(source="agent", messages=trajectory_to_messages(data), turns=trajectory_token_turns(data),
+                           trajectory_path=str(path), policy_versions=versions)
+
+
+def write_actions(path: str, data: str | bytes) -> list[Any]:
+    """Text files through write_file; binary fixtures (.xlsx, .docx) as base64 through the shell."""
+    import base64
+    import shlex
+
+    from autoenv.agents.policies.actions import RunAction, WriteFileAction
+
+    if isinstance(data, str):
+        return [WriteFileAction(path=path, content=data)]
+    encoded = base64.b64encode(data).decode()
+    chunks = [encoded[i:i + 60_000] for i in range(0, len(encoded), 60_000)] or [""]
+    q = shlex.quote(path)
+    return [RunAction(command=f"printf %s {shlex.quote(chunk)} | base64 -d {'>' if i == 0 else '>>'} {q}") for i, chunk in enumerate(chunks)]
+
+
+def read_task_files(task_dir: Path) -> dict[str, str | bytes]:
+    """Every file of a task folder (verdict records aside): text where it decodes, bytes otherwise."""
+    files: dict[str, str | bytes] = {}
+    for path in sorted(Path(task_dir).rglob("*")):
+        if path.is_file() and ".autoenv" not in path.relative_to(task_dir).parts and "__pycache__" not in path.parts:
+            data = path.read_bytes()
+            try:
+                files[path.relative_to(task_dir).as_posix()] = data.decode()
+            except UnicodeDecodeError:
+                files[path.relative_to(task_dir).as_posix()] = data
+    return files
+
+
+class ScriptedEpisode:
+    """The offline proposer's attempt written down as the chat a model would have had with the same brief.
+
+    Each draft or repair is one assistant reply of ``write_file`` calls (and
+    ``rm`` for deletions); each validation between them comes back as the
+    answer to that reply, exactly as :class:`~autoenv.proposer.llm.ModelTaskWriter`
+    sends it to a served model.
+    """
+
+    def __init__(self, instruction: str, task_name: str):
+        self.task_name = task_name
+        self.conversation = Conversation(instruction=instruction, workdir=None)
+        self.replies: list[PolicyReply] = []
+        self._feedback: str | None = None
+
+    def write(self, files: dict[str, str | bytes], deletions: list[str] = (), note: str = "") -> None:
+        from autoenv.agents.policies.actions import FinishAction, RunAction, action_to_tool_call
+        from autoenv.agents.policies.base import Call
+        from autoenv.proposer.llm import feedback_turn
+
+        if self.replies:
+            self.conversation.turns.append(feedback_turn(self.replies[-1], self._feedback or "", self.task_name))
+        actions = [a for rel, data in sorted(files.items()) for a in write_actions(rel, data)]
+        if deletions:
+            import shlex
+
+            actions.append(RunAction(command="rm -f " + " ".join(shlex.quote(d) for d in deletions)))
+        actions.append(FinishAction(message=f"tasks/{self.task_name}"))
+        turn = len(self.replies) + 1
+        calls, wire = [], []
+        for i, action in enumerate(actions):
+            name, args = action_to_tool_call(action)
+            call_id = f"call_{turn}_{i + 1}"
+            calls.append(Call(id=call_id, name=name, arguments=args, action=action))
+            wire.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}})
+        self.replies.append(PolicyReply(text=note, calls=calls, message={"role": "assistant", "content": note, "tool_calls": wire},
+                                        policy_version="scripted", llm_calls=0))
+        self._feedback = None
+
+    def feedback(self, text: str) -> None:
+        self._feedback = text
+
+    def episode(self) -> ProposerEpisode:
+        from autoenv.agents.policies.prompts import system_prompt
+
+        return from_conversation(self.conversation, self.replies[-1] if self.replies else None, system=system_prompt(tools=True),
+                                 tools=True, replies=self.replies, source="scripted")
