@@ -80,9 +80,34 @@ class FlywheelConfig(BaseModel):
         """A model is at hand: an endpoint, or the checkpoint the flywheel serves."""
         return self.serve != "none" or self.model is not None or self.proposer_policy == "openai"
 
+    @computed_field  # stored with the run
     @property
     def proposer(self) -> str:
+        """Who proposes: as given, else the model when one is given or served, else the scripted proposer."""
         return self.proposer_policy or ("openai" if self.served_model else "scripted")
+
+    def endpoint(self) -> tuple[str | None, str | None]:
+        """(model, base_url) of the shared model: the served checkpoint, else the configured endpoint."""
+        if self.serve != "none":
+            return "policy", f"http://127.0.0.1:{self.serve_port}/v1"
+        return self.model, self.base_url
+
+    @computed_field  # stored with the run
+    @property
+    def solver_spec(self) -> str:
+        """The solver: as given (an openai solver without an endpoint gets the shared one), else the shared policy."""
+        model, base_url = self.endpoint()
+        text = self.solver
+        if text is None:
+            if not self.served_model:
+                return SCRIPTED_SOLVER
+            text = "terminal:policy=openai"
+        if "policy=openai" in text:
+            if model and "model=" not in text:
+                text += f",model={model}"
+            if base_url and "base_url=" not in text:
+                text += f",base_url={base_url}"
+        return text
 
     @computed_field  # stored with the run, so the report can say so
     @property
@@ -136,7 +161,8 @@ class Flywheel:
         self.store = store
         wanted = json.loads(config.model_dump_json())
         stored = store.ensure_run(config.run, wanted)
-        changed = sorted(k for k in stored.keys() & wanted.keys() if k not in RESUMABLE_OPTIONS and stored[k] != wanted[k])
+        derived = set(FlywheelConfig.model_computed_fields)  # follow from the options compared
+        changed = sorted(k for k in stored.keys() & wanted.keys() if k not in RESUMABLE_OPTIONS | derived and stored[k] != wanted[k])
         if changed:
             raise RunConfigMismatch(
                 f"run {config.run!r} in {store.url} was started with another configuration ("
@@ -153,28 +179,13 @@ class Flywheel:
             progress("warning", {"message": f"mixed policies: the proposer is {self.proposer_label()} but the solver is {self.solver_text()!r}; "
                                             "the mission's shared policy needs both to be the same model"})
 
-    # -- who plays which role ------------------------------------------------------
+    # -- who plays which role (the config decides; see FlywheelConfig) ---------------
 
     def endpoint(self) -> tuple[str | None, str | None]:
-        """(model, base_url) of the shared model: the served checkpoint, else the configured endpoint."""
-        if self.config.serve != "none":
-            return "policy", f"http://127.0.0.1:{self.config.serve_port}/v1"
-        return self.config.model, self.config.base_url
+        return self.config.endpoint()
 
     def solver_text(self) -> str:
-        """The solver spec: as given (an openai solver without an endpoint gets the shared one), else the shared policy."""
-        model, base_url = self.endpoint()
-        text = self.config.solver
-        if text is None:
-            if not self.config.served_model:
-                return SCRIPTED_SOLVER
-            text = "terminal:policy=openai"
-        if "policy=openai" in text:
-            if model and "model=" not in text:
-                text += f",model={model}"
-            if base_url and "base_url=" not in text:
-                text += f",base_url={base_url}"
-        return text
+        return self.config.solver_spec
 
     def proposer_label(self) -> str:
         model, _ = self.endpoint()

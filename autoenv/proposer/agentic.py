@@ -354,9 +354,19 @@ async def _download_workspace(environment: BaseEnvironment, workspace: Workspace
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    for name in ("skills", "tools", "memory", "tasks"):
+    # everything the proposer keeps in its workspace comes back (a generator script its lessons point to, notes,
+    # a data folder), except the inputs the harness rewrites each attempt and hidden names (host bookkeeping)
+    listing = await environment.exec(f"cd {SANDBOX_ROOT} && for e in * ; do [ -d \"$e\" ] && echo \"d $e\" || {{ [ -f \"$e\" ] && echo \"f $e\"; }}; done",
+                                     timeout_sec=60)
+    for line in (listing.stdout or "").splitlines():
+        kind, _, name = line.partition(" ")
+        if not name or name in Workspace.INPUTS or "/" in name or name.startswith("."):
+            continue
         try:
-            await environment.download_dir(f"{SANDBOX_ROOT}/{name}", staging / name)
+            if kind == "d":
+                await environment.download_dir(f"{SANDBOX_ROOT}/{name}", staging / name)
+            elif kind == "f":
+                await environment.download_file(f"{SANDBOX_ROOT}/{name}", staging / name)
         except FileNotFoundError:
             continue
     workspace.sync_from(staging)

@@ -222,6 +222,9 @@ def _tools() -> dict[str, str]:
 class Workspace:
     """A proposer workspace on the host (see the module docstring for the layout)."""
 
+    #: Inputs the harness writes for every attempt; never taken back from a proposer's copy.
+    INPUTS = ("FORMAT.md", "seed_case.yaml")
+
     def __init__(self, root: Path | str):
         self.root = Path(root).resolve()
 
@@ -318,7 +321,17 @@ class Workspace:
         return self.lessons_file.read_text() if self.lessons_file.is_file() else ""
 
     def sync_from(self, other: Path) -> None:
-        """Take skills/, tools/, memory/ and tasks/ back from a copy the agentic proposer edited."""
+        """Take the workspace back from a copy the agentic proposer edited: skills/, tools/, memory/, tasks/
+        and anything else it made there (a generator its lessons refer to must still be there next attempt)."""
+        for source in sorted(Path(other).iterdir()):
+            name = source.name
+            if name in LAYOUT or name in self.INPUTS or name.startswith("."):
+                continue
+            target = self.root / name
+            if source.is_dir() and not source.is_symlink():
+                shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
+            elif source.is_file() and not source.is_symlink():
+                shutil.copy2(source, target)
         for name in LAYOUT:
             source = Path(other) / name
             if not source.is_dir():

@@ -188,6 +188,15 @@ def build_report(db: str | Path, out: Path | str) -> Path:
         step_rows = [{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in s.items()
                       if k in ("run", "step", "policy_version_in", "policy_version_out", "n_groups", "useful_group_rate", "collect_sec", "benchmark_score", "proposer_valid_rate", "loss")}
                      for s in steps]
+        run_rows = []
+        for name, config in store.run_configs().items():
+            policies = config.get("policies") or "-"
+            run_rows.append({
+                "run": html.escape(name), "baseline": "static" if config.get("static_dir") else ("autoenv" if config.get("proposer_training", True) else "proposer-off"),
+                "proposer": html.escape(str(config.get("proposer") or config.get("proposer_policy") or "-")),
+                "solver": html.escape(str(config.get("solver_spec") or config.get("solver") or "-")),
+                "policies": "<b>mixed: the proposer and the solver are different policies</b>" if policies == "mixed" else policies,
+            })
         figures = "".join(f"<figure><img src='{name}' alt='{name}'><figcaption>{name}</figcaption></figure>" for name in images)
         page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>autoenv report</title>
@@ -197,6 +206,7 @@ figure{{display:inline-block;margin:.5em;vertical-align:top}}</style></head>
 <body><h1>autoenv flywheel report</h1>
 <p>store: {html.escape(store.url)} &middot; runs: {html.escape(', '.join(store.run_names()))} &middot;
 attempts: {len(attempts)} &middot; accepted environments: {len(accepted)} &middot; training steps: {len(steps)}</p>
+<h2>Runs</h2>{_table(run_rows, ['run', 'baseline', 'proposer', 'solver', 'policies'])}
 <h2>Plots</h2>{figures}
 <h2>Valid-environment rate by method</h2>{_table(method_rows, ['method', 'n', 'valid', 'rate', 'interval'])}
 <h2>Training steps</h2>{_table(step_rows, ['run', 'step', 'policy_version_in', 'policy_version_out', 'n_groups', 'useful_group_rate', 'collect_sec', 'benchmark_score', 'proposer_valid_rate', 'loss'])}

@@ -79,6 +79,11 @@ class Store:
             conn.execute(insert(s.runs).values(name=name, config=config))
             return config
 
+    def run_configs(self) -> dict[str, dict[str, Any]]:
+        """Each run's stored configuration, oldest run first."""
+        with self.engine.connect() as conn:
+            return {r[0]: r[1] for r in conn.execute(select(s.runs.c.name, s.runs.c.config).order_by(s.runs.c.created_at))}
+
     def run_names(self) -> list[str]:
         with self.engine.connect() as conn:
             return [r[0] for r in conn.execute(select(s.runs.c.name).order_by(s.runs.c.created_at))]

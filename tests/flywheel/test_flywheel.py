@@ -44,6 +44,18 @@ def test_three_step_offline_flywheel_then_report(tmp_path):
     assert report.returncode == 0, report.stderr
     from tests.report.test_report import screenshot
 
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "<h2>Runs</h2>" in page and "<td>shared</td>" in page, "the report says one policy proposed and solved"
+    # the proposer samples in the batches are the recorded episodes, as the proposer saw them
+    from autoenv.proposer.episode import ProposerEpisode
+    from autoenv.train.batch import TrainingBatch
+
+    proposer_samples = [s for path in sorted((out / "main" / "train" / "batches").glob("step-*.jsonl"))
+                        for s in TrainingBatch.read_jsonl(path).samples if s.role == "proposer"]
+    for sample in proposer_samples:
+        episode = ProposerEpisode.load(sample.meta["episode_path"])
+        assert sample.messages == episode.messages and "Seed case" in sample.messages[1]["content"]
+        assert sample.messages[-1]["role"] == "assistant" and sample.messages[-1]["tool_calls"]
     shown = screenshot(tmp_path / "report" / "index.html", tmp_path / "report.png")
     assert {"valid_rate_by_method.png", "training_curves.png"} <= {i["src"] for i in shown["images"]}
 
