@@ -52,7 +52,8 @@ class TerminalAgentOptions(AgentOptions):
 
     model_config = ConfigDict(extra="forbid")
 
-    policy: Literal["scripted", "openai"] = Field(default="scripted", description="Who decides: scripted (offline) or openai (an endpoint).")
+    policy: Literal["scripted", "learned", "openai"] = Field(default="scripted", description="Who decides: scripted (offline), learned (offline, a trained preference table) or openai (an endpoint).")
+    table: str | None = Field(default=None, description="learned: the policy table (table.json or a checkpoint folder); unset: untrained (uniform).")
     seed: int | None = Field(default=None, description="Scripted: the RNG seed. openai: per-request sampling seed base.")
     success_rate: float = Field(default=1.0, ge=0.0, le=1.0, description="Scripted: probability of attempting the task at all.")
     max_turns: int = Field(default=30, ge=1, description="Policy replies per episode.")
@@ -133,6 +134,8 @@ class TerminalAgent(BaseAgent):
         o = self.options
         if o.policy == "scripted":
             return make_policy("scripted", seed=o.seed, success_rate=o.success_rate, policy_version=o.policy_version)
+        if o.policy == "learned":
+            return make_policy("learned", seed=o.seed, table=o.table, policy_version=o.policy_version)
         api_key = self._get_env(self._api_key_name) if self._api_key_name else self._get_env("OPENAI_API_KEY")
         if self._api_key_name and not api_key:
             raise PolicyConfigError(f"{self._api_key_name} (model_api_key_name) is not set")
@@ -192,7 +195,7 @@ class _Episode:
     def _agent_extra(self) -> dict[str, Any]:
         o = self.o
         keys = ["seed", "max_wall_sec", "policy_version"]
-        keys += ["success_rate"] if o.policy == "scripted" else ["temperature", "max_tokens", "token_budget", "tool_mode", "base_url"]
+        keys += {"scripted": ["success_rate"], "learned": ["table"]}.get(o.policy, ["temperature", "max_tokens", "token_budget", "tool_mode", "base_url"])
         extra: dict[str, Any] = {"policy": o.policy, "max_turns": o.max_turns}
         extra.update({key: getattr(o, key) for key in keys if getattr(o, key) is not None})
         return extra
@@ -391,7 +394,7 @@ class _Episode:
             "workdir": self.workdir,
             "elapsed_sec": round(time.monotonic() - self.started, 3),
         }
-        if self.o.policy == "scripted" and self.policy is not None:
+        if self.o.policy in ("scripted", "learned") and self.policy is not None:
             meta["seed"] = getattr(self.policy, "seed", self.o.seed)
         elif self.o.seed is not None:
             meta["seed"] = self.o.seed

@@ -184,8 +184,28 @@ class Flywheel:
     def endpoint(self) -> tuple[str | None, str | None]:
         return self.config.endpoint()
 
-    def solver_text(self) -> str:
-        return self.config.solver_spec
+    def solver_text(self, policy_version: int | None = None) -> str:
+        """The solver spec; the offline learned policy also gets the table of ``policy_version``."""
+        text = self.config.solver_spec
+        if policy_version is not None and "policy=learned" in text and "table=" not in text:
+            checkpoint = self.policy_dir(policy_version)
+            if checkpoint is not None and (checkpoint / "table.json").is_file():
+                text += f",table={checkpoint / 'table.json'}"
+        return text
+
+    def proposer_table(self, policy_version: int) -> Path | None:
+        """The offline learned proposer's table: the same checkpoint as the solver's (one policy), when it has one."""
+        if self.config.proposer != "scripted" or not self.config.trainer.startswith("table"):
+            return None
+        checkpoint = self.policy_dir(policy_version)
+        if checkpoint is not None and (checkpoint / "table.json").is_file():
+            return checkpoint / "table.json"
+        from autoenv.agents.policies.learned import PolicyTable
+
+        return PolicyTable().save(self.out / "train" / "initial" / "table.json")  # untrained: uniform choices
+
+    def step_spec(self, policy_version: int) -> SolverSpec:
+        return SolverSpec.parse(self.solver_text(policy_version), env=self.config.env)
 
     def proposer_label(self) -> str:
         model, _ = self.endpoint()
@@ -251,11 +271,12 @@ class Flywheel:
                 model=model if self.config.proposer == "openai" else None,
                 base_url=base_url if self.config.proposer == "openai" else None,
                 network=self.config.proposer_network_mode(),
+                proposer_table=self.proposer_table(policy_version),
                 out_dir=self.out / "tasks",
                 workspace=self.out / "workspace",
                 attempts=1,
                 env=self.config.env,
-                solver=self.solver_text(),
+                solver=self.solver_text(policy_version),
                 rollouts=self.config.calibration_rollouts,
                 seed=step * 1000 + index,
             )
@@ -343,7 +364,8 @@ class Flywheel:
                                               policy_version=row["policy_version"] if row["policy_version"] is not None else policy_version,
                                               messages=episode.messages, turns=episode.turns, reward=row["reward"], advantage=advantage,
                                               meta={"episode_path": row["episode_path"], "seed_case": row["seed_case"],
-                                                    "method": row["method"], "source": episode.source}))
+                                                    "method": row["method"], "source": episode.source,
+                                                    **({"decision": episode.decision} if episode.decision else {})}))
         return TrainingBatch(run=self.config.run, step=step, policy_version=policy_version, samples=samples,
                              meta={"proposer_episodes_missing": missing} if missing else {})
 
@@ -353,10 +375,11 @@ class Flywheel:
         tasks = find_tasks(Path(self.config.benchmark_dir))[: self.config.benchmark_tasks or None]
         if not tasks:
             return None
-        kwargs = dict(self.spec.kwargs)
-        if self.spec.agent == "terminal":
+        spec = self.step_spec(policy_version)
+        kwargs = dict(spec.kwargs)
+        if spec.agent == "terminal":
             kwargs.update(seed=10_000 + step, policy_version=policy_version)
-        outcomes: list[TrialOutcome] = await arun_many([(t, self.spec.agent) for t in tasks], n_concurrent=self.config.n_concurrent,
+        outcomes: list[TrialOutcome] = await arun_many([(t, spec.agent) for t in tasks], n_concurrent=self.config.n_concurrent,
                                                        env=self.config.env, agent_kwargs=kwargs, trials_dir=self.out / "trials" / "benchmark")
         return sum(o.reward or 0.0 for o in outcomes) / len(outcomes)
 
@@ -390,7 +413,7 @@ class Flywheel:
         started = time.monotonic()
         self.progress("collect", {"tasks": len(chosen), "group_size": self.config.group_size})
         groups = await collect_groups(self.store, run=self.config.run, step=step, tasks=chosen, group_size=self.config.group_size,
-                                      spec=self.spec, policy_version=policy_version, trials_dir=self.out / "trials",
+                                      spec=self.step_spec(policy_version), policy_version=policy_version, trials_dir=self.out / "trials",
                                       executor=self.executor(policy_version),
                                       on_rollout=lambda o: self.progress("rollout", {"task": o.task, "reward": o.reward}))
         report.collect_sec = time.monotonic() - started

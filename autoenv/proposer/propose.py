@@ -72,6 +72,7 @@ async def propose_async(
     max_rounds: int = 3,
     flaw_rate: float = 0.5,
     network: str = "no-network",
+    proposer_table: str | Path | None = None,
     on_event: Event | None = None,
 ) -> ProposeSummary:
     """Run ``attempts`` attempts of ``method`` on ``case``; accepted tasks land in ``out_dir``."""
@@ -98,6 +99,11 @@ async def propose_async(
     out_dir.mkdir(parents=True, exist_ok=True)
     trials_dir = ws.root / ".trials"
     settings = dict(env=env, solver=solver, rollouts=rollouts, seed=seed, trials_dir=trials_dir)
+    table = None
+    if proposer_table is not None:
+        from autoenv.agents.policies.learned import PolicyTable
+
+        table = PolicyTable.load(proposer_table)
     proposer_name = "scripted" if policy == "scripted" else f"openai:{model}"
 
     records: list[AttemptRecord] = []
@@ -132,7 +138,7 @@ async def propose_async(
             elif policy == "scripted":
                 task_dir, verdict, rounds, family, params, repairs = await _scripted_attempt(
                     case, ws, attempt, method, log, seed=seed, flaw_rate=flaw_rate, max_rounds=max_rounds, settings=settings, emit=emit,
-                    episodes=episodes)
+                    episodes=episodes, table=table)
             else:
                 task_dir, verdict, rounds, repairs = await _model_attempt(
                     case, ws, attempt, method, log, seed=seed, model=model, base_url=base_url, max_rounds=max_rounds,
@@ -193,19 +199,20 @@ async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit:
 
 
 async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method: str, log: ActionLog, *, seed: int, flaw_rate: float,
-                            max_rounds: int, settings: dict[str, Any], emit: Event, episodes: list[ProposerEpisode]):
+                            max_rounds: int, settings: dict[str, Any], emit: Event, episodes: list[ProposerEpisode], table: Any = None):
     from autoenv.proposer.llm import brief
 
-    proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws)
+    proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws, table=table)
     log.add("Read", f"seed case {case.id}: {case.failure_mode[:200]}")
     log.add("Read", "FORMAT.md, skills/*.md, memory/lessons.md")
     family = proposer.family(case)
     draft = proposer.draft(case, attempt)
+    decision = proposer.last_decision
     chat = ScriptedEpisode(brief(case, ws, draft.name), draft.name)
     log.add("Build", f"template {family.name}: generated data, target and expected results ({draft.summary()[:300]})")
     task_dir = write_draft(draft, ws.tasks)
     chat.write(read_task_files(task_dir), note=f"A {family.name} task: {draft.summary()[:300]}")
-    episodes[:] = [chat.episode()]
+    episodes[:] = [chat.episode().model_copy(update={"decision": decision})]
     log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
     rounds = 1
     verdict = await _judge(task_dir, log, settings, emit, rounds)
@@ -234,7 +241,7 @@ async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method:
             task_dir = write_draft(draft, ws.tasks)
             log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
             chat.write(read_task_files(task_dir), note=f"A different variant: {draft.summary()[:300]}")
-        episodes[:] = [chat.episode()]
+        episodes[:] = [chat.episode().model_copy(update={"decision": decision})]
         rounds += 1
         verdict = await _judge(task_dir, log, settings, emit, rounds)
     return task_dir, verdict, rounds, family.name, dict(draft.params), repairs

@@ -13,11 +13,15 @@ from __future__ import annotations
 import hashlib
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.templates import FAMILIES, Family, family_for
 from autoenv.proposer.templates.base import FLAWS, TaskDraft, apply_flaw
 from autoenv.proposer.workspace import Workspace
+
+if TYPE_CHECKING:
+    from autoenv.agents.policies.learned import PolicyTable
 
 #: Which check a flaw trips, as the proposer would file it in its lessons.
 FLAW_CHECK = {
@@ -29,10 +33,14 @@ FLAW_CHECK = {
 class ScriptedProposer:
     name = "scripted"
 
-    def __init__(self, *, seed: int = 0, flaw_rate: float = 0.5, workspace: Workspace | None = None):
+    def __init__(self, *, seed: int = 0, flaw_rate: float = 0.5, workspace: Workspace | None = None, table: "PolicyTable | None" = None):
         self.seed = seed
         self.flaw_rate = flaw_rate
         self.workspace = workspace
+        #: Learned preferences (the offline learned policy): whether a first draft is written carefully
+        #: is drawn from them instead of ``flaw_rate``, and the draw is recorded for training.
+        self.table = table
+        self.last_decision: dict | None = None
 
     def family(self, case: SeedCase) -> Family:
         return family_for(case)
@@ -56,7 +64,7 @@ class ScriptedProposer:
         rng = self.rng(case, attempt, variant)
         family = self.family(case)
         draft = family.generate(case, rng)
-        if not allow_flaw or rng.random() >= self.flaw_rate:
+        if not allow_flaw or not self.careless(rng):
             return draft
         learned = self.learned_checks()
         flaws = list(FLAWS)
@@ -68,6 +76,24 @@ class ScriptedProposer:
             if flawed.flaw is not None:
                 return flawed
         return draft
+
+
+    def careless(self, rng: random.Random) -> bool:
+        """Whether this first draft carries a mistake: ``flaw_rate``, or the learned table's choice."""
+        if self.table is None:
+            return rng.random() < self.flaw_rate
+        from autoenv.agents.policies.learned import draw
+
+        probs = self.table.probs("proposer", FIRST_DRAFT, DRAFT_CHOICES)
+        choice = draw(probs, rng)
+        self.last_decision = {"role": "proposer", "key": FIRST_DRAFT, "strategy": choice,
+                              "probs": {k: round(v, 6) for k, v in probs.items()}, "table_version": self.table.version}
+        return choice == "careless"
+
+
+#: The offline learned proposer's decision: how carefully a first draft is written.
+FIRST_DRAFT = "first_draft"
+DRAFT_CHOICES = ("careful", "careless")
 
 
 def draft_hash(draft: TaskDraft) -> str:

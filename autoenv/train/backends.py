@@ -153,7 +153,13 @@ class HFTrainer:
                            checkpoint=Path(result["checkpoint"]) if result.get("checkpoint") else None, batch_path=path, extra=extra)
 
 
-TRAINERS: dict[str, type] = {"export": ExportTrainer, "trl": HFTrainer, "hf": HFTrainer}
+def _table_trainer(**options: Any) -> Any:
+    from autoenv.train.table import TableTrainer  # imports this module
+
+    return TableTrainer(**options)
+
+
+TRAINERS: dict[str, Any] = {"export": ExportTrainer, "trl": HFTrainer, "hf": HFTrainer, "table": _table_trainer}
 
 
 def _coerce(value: str) -> Any:

@@ -12,6 +12,7 @@ first reply is the whole task and the validator's feedback comes back to it.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import socket
 from pathlib import Path
@@ -144,3 +145,20 @@ def test_an_unreachable_model_is_an_error_not_a_rejected_attempt(dirs):
     with pytest.raises(PolicyError):
         propose(CASE, method="prompt", policy="openai", model=MODEL, base_url=url, out_dir=dirs["out"], workspace=dirs["workspace"], attempts=1)
     assert not (dirs["workspace"] / "memory" / "attempts.jsonl").exists(), "nothing is recorded as the proposer's failure"
+
+
+def test_a_model_proposer_is_calibrated_by_the_same_model_by_default(dirs):
+    """One shared policy: with no solver given, the model that wrote the task is the one calibration rolls out."""
+    files = mixed_primer_task()
+    recording = [{"expect": {"tools": True, "contains": ["Seed case"]},
+                  "response": completion(1, calls=write_calls(".", files) + [("finish", {"message": "written"})])}]
+    recording += [{"expect": {"contains": ["melting"]}, "response": completion(10 + i, calls=[("finish", {"message": "I cannot do this"})])}
+                  for i in range(4)]
+    with ReplayServer(recording) as server:
+        summary = propose(CASE, method="prompt", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
+                          workspace=dirs["workspace"], attempts=1, seed=SEED)
+    assert server.problems == [] and server.served == 5, server.problems
+    record = summary.records[0]
+    assert record.valid and not record.calibrated and record.pass_rate == 0.0, record.reason
+    solver_requests = server.chat_requests()[1:]
+    assert all(r["model"] == MODEL and "Seed case" not in json.dumps(r["messages"]) for r in solver_requests)

@@ -20,7 +20,7 @@ from autoenv.agents.policies.base import (
     PolicyReply,
 )
 
-POLICIES = ("scripted", "openai")
+POLICIES = ("scripted", "learned", "openai")
 
 
 def make_policy(name: str, **kwargs: Any) -> Policy:
@@ -30,6 +30,11 @@ def make_policy(name: str, **kwargs: Any) -> Policy:
 
         allowed = {"seed", "success_rate", "policy_version"}
         factory: Any = ScriptedPolicy
+    elif name == "learned":
+        from autoenv.agents.policies.learned import LearnedPolicy
+
+        allowed = {"seed", "table", "policy_version"}
+        factory = LearnedPolicy
     elif name == "openai":
         from autoenv.agents.policies.openai_policy import OpenAIPolicy
 
