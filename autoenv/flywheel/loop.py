@@ -60,6 +60,7 @@ class FlywheelConfig(BaseModel):
     seed_cases_dir: Path | None = Field(default_factory=lambda: bundled_examples("seed_cases"))
     benchmark_dir: Path | None = Field(default_factory=lambda: bundled_examples("tasks"))
     benchmark_tasks: int | None = None  # None: every task of benchmark_dir
+    benchmark_rollouts: int = Field(default=1, ge=1, description="Solver rollouts per benchmark task (a less noisy score with more).")
     static_dir: Path | None = None
     proposer_training: bool = True
     trainer: str = "export"
@@ -237,16 +238,30 @@ class Flywheel:
         return [cases[(step * n + i) % len(cases)] for i in range(n)]
 
     def pool(self) -> list[tuple[Path, str]]:
-        """Tasks the solver trains on: accepted proposals (or the static set)."""
+        """Tasks the solver trains on: this run's accepted proposals, newest first (or the static set).
+
+        Newest first keeps the supply fresh: a task accepted steps ago was calibrated against an older
+        solver and may have become too easy; the proposer's latest tasks were calibrated on the current one.
+        """
         if self.config.static_dir is not None:
             return [(p, task_hash(p)) for p in find_tasks(Path(self.config.static_dir))]
-        rows = [r for r in self.store.tasks(valid=True, calibrated=True) if r["method"] in ("prompt", "feedback", "agentic") and Path(r["path"]).is_dir()]
-        if rows:
-            return [(Path(r["path"]), r["hash"]) for r in rows]
+        proposed = self.proposed_pool()
+        if proposed:
+            return proposed
         # before the proposer has produced anything, start from the bundled tasks
         if self.config.benchmark_dir:
             return [(p, task_hash(p)) for p in find_tasks(Path(self.config.benchmark_dir))]
         return []
+
+    def proposed_pool(self) -> list[tuple[Path, str]]:
+        """This run's accepted proposals, newest first."""
+        pool: dict[str, Path] = {}
+        for attempt in reversed(self.store.attempts(self.config.run)):
+            if attempt["valid"] and attempt["calibrated"] and attempt["task_hash"] and attempt["task_hash"] not in pool:
+                row = self.store.task(attempt["task_hash"])
+                if row is not None and Path(row["path"]).is_dir():
+                    pool[attempt["task_hash"]] = Path(row["path"])
+        return [(path, h) for h, path in pool.items()]
 
     def register_tasks(self, tasks: list[tuple[Path, str]], method: str, origin: str) -> None:
         for path, h in tasks:
@@ -365,7 +380,7 @@ class Flywheel:
                                               messages=episode.messages, turns=episode.turns, reward=row["reward"], advantage=advantage,
                                               meta={"episode_path": row["episode_path"], "seed_case": row["seed_case"],
                                                     "method": row["method"], "source": episode.source,
-                                                    **({"decision": episode.decision} if episode.decision else {})}))
+                                                    **({"decisions": episode.decisions} if episode.decisions else {})}))
         return TrainingBatch(run=self.config.run, step=step, policy_version=policy_version, samples=samples,
                              meta={"proposer_episodes_missing": missing} if missing else {})
 
@@ -376,11 +391,14 @@ class Flywheel:
         if not tasks:
             return None
         spec = self.step_spec(policy_version)
-        kwargs = dict(spec.kwargs)
-        if spec.agent == "terminal":
-            kwargs.update(seed=10_000 + step, policy_version=policy_version)
-        outcomes: list[TrialOutcome] = await arun_many([(t, spec.agent) for t in tasks], n_concurrent=self.config.n_concurrent,
-                                                       env=self.config.env, agent_kwargs=kwargs, trials_dir=self.out / "trials" / "benchmark")
+        jobs = []
+        for i in range(self.config.benchmark_rollouts):
+            kwargs = dict(spec.kwargs)
+            if spec.agent == "terminal":
+                kwargs.update(seed=10_000 + 100 * step + i, policy_version=policy_version)
+            jobs += [(t, spec.agent, kwargs) for t in tasks]
+        outcomes: list[TrialOutcome] = await arun_many(jobs, n_concurrent=self.config.n_concurrent,
+                                                       env=self.config.env, trials_dir=self.out / "trials" / "benchmark")
         return sum(o.reward or 0.0 for o in outcomes) / len(outcomes)
 
     # -- the loop ------------------------------------------------------------------
@@ -408,7 +426,8 @@ class Flywheel:
         if not pool:
             raise RuntimeError("no tasks to train on: no accepted proposals, no bundled tasks and no --static set")
         k = min(self.config.tasks_per_step, len(pool))
-        chosen = [pool[(step * k + i) % len(pool)] for i in range(k)]
+        fresh = self.config.static_dir is None and bool(self.proposed_pool())
+        chosen = pool[:k] if fresh else [pool[(step * k + i) % len(pool)] for i in range(k)]
         chosen = list(dict.fromkeys(chosen))
         started = time.monotonic()
         self.progress("collect", {"tasks": len(chosen), "group_size": self.config.group_size})

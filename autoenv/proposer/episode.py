@@ -42,7 +42,7 @@ class ProposerEpisode(BaseModel):
     turns: list[TokenTurn] | None = None
     trajectory_path: str | None = None
     policy_versions: list[str] = Field(default_factory=list, description="The version each model call reported.")
-    decision: dict[str, Any] | None = Field(default=None, description="The offline learned proposer's draw (key, choice, probabilities).")
+    decisions: list[dict[str, Any]] = Field(default_factory=list, description="The offline learned proposer's draws (key, choice, probabilities).")
 
     def save(self, path: Path | str) -> Path:
         path = Path(path)

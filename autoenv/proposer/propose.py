@@ -207,12 +207,12 @@ async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method:
     log.add("Read", "FORMAT.md, skills/*.md, memory/lessons.md")
     family = proposer.family(case)
     draft = proposer.draft(case, attempt)
-    decision = proposer.last_decision
+    decisions = list(proposer.last_decisions)
     chat = ScriptedEpisode(brief(case, ws, draft.name), draft.name)
     log.add("Build", f"template {family.name}: generated data, target and expected results ({draft.summary()[:300]})")
     task_dir = write_draft(draft, ws.tasks)
     chat.write(read_task_files(task_dir), note=f"A {family.name} task: {draft.summary()[:300]}")
-    episodes[:] = [chat.episode().model_copy(update={"decision": decision})]
+    episodes[:] = [chat.episode().model_copy(update={"decisions": decisions})]
     log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
     rounds = 1
     verdict = await _judge(task_dir, log, settings, emit, rounds)
@@ -241,7 +241,7 @@ async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method:
             task_dir = write_draft(draft, ws.tasks)
             log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
             chat.write(read_task_files(task_dir), note=f"A different variant: {draft.summary()[:300]}")
-        episodes[:] = [chat.episode().model_copy(update={"decision": decision})]
+        episodes[:] = [chat.episode().model_copy(update={"decisions": decisions})]
         rounds += 1
         verdict = await _judge(task_dir, log, settings, emit, rounds)
     return task_dir, verdict, rounds, family.name, dict(draft.params), repairs

@@ -40,7 +40,9 @@ class ScriptedProposer:
         #: Learned preferences (the offline learned policy): whether a first draft is written carefully
         #: is drawn from them instead of ``flaw_rate``, and the draw is recorded for training.
         self.table = table
-        self.last_decision: dict | None = None
+        #: The draws behind the last first draft (care, difficulty), for training.
+        self.last_decisions: list[dict] = []
+        self._level: int | None = None
 
     def family(self, case: SeedCase) -> Family:
         return family_for(case)
@@ -63,7 +65,9 @@ class ScriptedProposer:
         """A complete task for ``case``; ``variant`` > 0 asks for a different task (a rewrite, not a repair)."""
         rng = self.rng(case, attempt, variant)
         family = self.family(case)
-        draft = family.generate(case, rng)
+        if variant == 0:
+            self.last_decisions, self._level = [], None
+        draft = family.draft(case, rng, level=self.level(family, rng, case, attempt))
         if not allow_flaw or not self.careless(rng):
             return draft
         learned = self.learned_checks()
@@ -82,13 +86,30 @@ class ScriptedProposer:
         """Whether this first draft carries a mistake: ``flaw_rate``, or the learned table's choice."""
         if self.table is None:
             return rng.random() < self.flaw_rate
+        return self._choose(FIRST_DRAFT, DRAFT_CHOICES, rng) == "careless"
+
+    def level(self, family: Family, rng: random.Random, case: SeedCase, attempt: int) -> int | None:
+        """The difficulty of the draft: the learned table's choice where the family is graded, else its default.
+
+        Drawn from its own RNG stream, so a family gaining levels does not change the rest of its drafts.
+        """
+        if not family.levels or self.table is None:
+            return None
+        if self._level is not None:
+            return self._level
+        choice = self._choose(f"level:{family.name}", tuple(str(l) for l in family.levels), random.Random(f"{self.seed}:{case.id}:{attempt}:level"))
+        self._level = int(choice)
+        return self._level
+
+    def _choose(self, key: str, options: tuple[str, ...], rng: random.Random) -> str:
         from autoenv.agents.policies.learned import draw
 
-        probs = self.table.probs("proposer", FIRST_DRAFT, DRAFT_CHOICES)
+        assert self.table is not None
+        probs = self.table.probs("proposer", key, options)
         choice = draw(probs, rng)
-        self.last_decision = {"role": "proposer", "key": FIRST_DRAFT, "strategy": choice,
-                              "probs": {k: round(v, 6) for k, v in probs.items()}, "table_version": self.table.version}
-        return choice == "careless"
+        self.last_decisions.append({"role": "proposer", "key": key, "strategy": choice,
+                                    "probs": {k: round(v, 6) for k, v in probs.items()}, "table_version": self.table.version})
+        return choice
 
 
 #: The offline learned proposer's decision: how carefully a first draft is written.

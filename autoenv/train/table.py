@@ -26,19 +26,21 @@ from autoenv.train.batch import TrainingBatch
 from autoenv.train.policy import checkpoint_dir, write_policy_meta
 
 
-def recorded_decision(sample: Any) -> dict[str, Any] | None:
-    """The learned policy's draw behind a sample: from the proposer episode's meta or the solver trajectory's first step."""
-    decision = (sample.meta or {}).get("decision")
-    if decision:
-        return decision
-    path = (sample.meta or {}).get("trajectory_path")
+def recorded_decisions(sample: Any) -> list[dict[str, Any]]:
+    """The learned policy's draws behind a sample: the proposer episode's (meta) or the solver trajectory's first step's."""
+    meta = sample.meta or {}
+    if meta.get("decisions"):
+        return list(meta["decisions"])
+    if meta.get("decision"):
+        return [meta["decision"]]
+    path = meta.get("trajectory_path")
     if not path or not Path(path).is_file():
-        return None
+        return []
     for step in json.loads(Path(path).read_text()).get("steps") or []:
         found = (step.get("extra") or {}).get("decision")
         if found and "strategy" in found:
-            return found
-    return None
+            return [found]
+    return []
 
 
 class TableTrainer:
@@ -61,19 +63,20 @@ class TableTrainer:
         counts: dict[tuple[str, str], int] = {}
         loss, used, skipped = 0.0, 0, 0
         for sample in batch.samples:
-            decision = recorded_decision(sample)
-            if not decision or sample.advantage == 0.0:
+            decisions = recorded_decisions(sample)
+            if not decisions or sample.advantage == 0.0:
                 skipped += 1
                 continue
-            role = decision.get("role", sample.role)
-            probs: dict[str, float] = decision["probs"]
-            weight = sample.advantage * (self.proposer_weight if role == "proposer" else 1.0)
-            key = (role, decision["key"])
-            grad = grads.setdefault(key, {o: 0.0 for o in probs})
-            for option, p in probs.items():
-                grad[option] = grad.get(option, 0.0) + weight * ((1.0 if option == decision["strategy"] else 0.0) - p)
-            counts[key] = counts.get(key, 0) + 1
-            loss -= sample.advantage * _log(probs.get(decision["strategy"], 0.0))
+            for decision in decisions:  # the episode's log-probability is the sum over its draws
+                role = decision.get("role", sample.role)
+                probs: dict[str, float] = decision["probs"]
+                weight = sample.advantage * (self.proposer_weight if role == "proposer" else 1.0)
+                key = (role, decision["key"])
+                grad = grads.setdefault(key, {o: 0.0 for o in probs})
+                for option, p in probs.items():
+                    grad[option] = grad.get(option, 0.0) + weight * ((1.0 if option == decision["strategy"] else 0.0) - p)
+                counts[key] = counts.get(key, 0) + 1
+                loss -= sample.advantage * _log(probs.get(decision["strategy"], 0.0))
             used += 1
         version_out = batch.policy_version + (1 if used else 0)
         if not used:

@@ -9,7 +9,11 @@ task family):
 - ``solve``: the family's recipe, carried out and checked (the correct strategy);
 - ``rush``: the recipe until it has written its first file, then stop: the
   program is written but never run, the seed cases' "did not verify" failure;
-- ``give_up``: look around and stop: the "did not attempt" failure.
+- ``give_up``: look around and stop: the "did not attempt" failure;
+- ``naive`` (families whose recipe has a naive variant): the recipe trusting the
+  data as it is (no validity rules, no normalisation): right on a family's
+  easiest level, wrong on the harder ones, so mastering one level does not
+  carry over to the next.
 
 Which strategy wins is decided by the task's own verifier, never by the table.
 The table is the policy's weights: :class:`PolicyTable` is saved as
@@ -41,6 +45,7 @@ from autoenv.agents.policies.recipes import Episode, Plan, find_tests_and_run, m
 from autoenv.agents.policies.scripted import ScriptedPolicy
 
 STRATEGIES: tuple[str, ...] = ("solve", "rush", "give_up")
+NAIVE = "naive"
 TABLE_FILE = "table.json"
 NO_RECIPE = "(no recipe)"
 
@@ -110,11 +115,15 @@ class LearnedPolicy(ScriptedPolicy):
         matched = match_recipe(instruction)
         key = matched[0].name if matched else NO_RECIPE
         task_key = hashlib.sha256(instruction.strip().encode()).hexdigest()[:16]
-        probs = self.table.probs("solver", key, STRATEGIES)
+        options = STRATEGIES + ((NAIVE,) if matched and matched[0].naive_variant else ())
+        probs = self.table.probs("solver", key, options)
         strategy = draw(probs, random.Random(f"{self.seed}:{task_key}"))
         return {"seed": self.seed, "task_key": task_key, "role": "solver", "key": key, "strategy": strategy,
                 "probs": {k: round(v, 6) for k, v in probs.items()}, "table_version": self.table.version,
                 "attempt": strategy != "give_up"}
+
+    def _found(self, found: dict[str, Any]) -> dict[str, Any]:
+        return {**found, "naive": True} if self._decision.get("strategy") == NAIVE else found
 
     def _play(self, instruction: str) -> Episode:
         strategy = self._decision["strategy"]
@@ -138,4 +147,4 @@ class LearnedPolicy(ScriptedPolicy):
             results = yield plan
 
 
-__all__ = ["STRATEGIES", "PolicyTable", "LearnedPolicy", "softmax", "draw", "find_tests_and_run"]
+__all__ = ["STRATEGIES", "NAIVE", "PolicyTable", "LearnedPolicy", "softmax", "draw", "find_tests_and_run"]

@@ -37,6 +37,9 @@ Episode = Generator[Plan, list[ActionResult], None]
 
 class Recipe:
     name: str = "recipe"
+    #: The recipe can also be carried out naively (``found["naive"]``: trusting the data as it is), the
+    #: plausible wrong strategy the offline learned policy may pick (:mod:`autoenv.agents.policies.learned`).
+    naive_variant: bool = False
 
     def match(self, instruction: str) -> dict[str, Any] | None:
         raise NotImplementedError

@@ -84,6 +84,10 @@ class ScriptedPolicy:
             info["decision"] = self._decision
         return PolicyReply(text=plan.note, calls=calls, policy_version=self.policy_version, llm_calls=0, info=info)
 
+    def _found(self, found: dict[str, Any]) -> dict[str, Any]:
+        """What the recipe is told it found (a subclass may vary how it is carried out)."""
+        return found
+
     def _play(self, instruction: str) -> Episode:
         yield Plan([RunAction(command="pwd && ls -la")], "Look at the working directory first.")
         matched = match_recipe(instruction)
@@ -101,7 +105,7 @@ class ScriptedPolicy:
             return
         recipe, found = matched
         first = True
-        episode = recipe.solve(instruction, found)
+        episode = recipe.solve(instruction, self._found(found))
         results = None
         while True:
             try:

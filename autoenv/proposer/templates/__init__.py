@@ -23,8 +23,16 @@ class Family:
     name: str
     description: str
     keywords: tuple[str, ...]
-    generate: Callable[[SeedCase, random.Random], TaskDraft]
+    generate: Callable[..., TaskDraft]  # (case, rng[, level=...]) -> TaskDraft
     recipe: Recipe | None = None
+    #: Graded difficulty the generator takes as ``level=`` (empty: one level); ``default_level`` is used without a choice.
+    levels: tuple[int, ...] = ()
+    default_level: int | None = None
+
+    def draft(self, case: SeedCase, rng: random.Random, level: int | None = None) -> TaskDraft:
+        if not self.levels:
+            return self.generate(case, rng)
+        return self.generate(case, rng, level=level if level is not None else self.default_level)
 
 
 FAMILIES: dict[str, Family] = {
@@ -36,7 +44,7 @@ FAMILIES: dict[str, Family] = {
     "csv-stat": Family(
         "csv-stat", "grouped statistic over messy CSV rows, to a tolerance",
         ("csv", "statistic", "mean", "weighted", "aggregate", "tolerance", "data cleaning", "spreadsheet"),
-        csvstat.generate, csvstat.CsvStatRecipe(),
+        csvstat.generate, csvstat.CsvStatRecipe(), csvstat.LEVELS, csvstat.DEFAULT_LEVEL,
     ),
     "log-parse": Family(
         "log-parse", "summarise a service log with malformed lines into JSON",

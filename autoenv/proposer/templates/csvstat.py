@@ -65,26 +65,37 @@ def _valid_number(text: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+#: Graded difficulty: 1 clean data (a naive program passes), 2 messy names, invalid values and statuses
+#: (the tasks of earlier releases), 3 as 2 with more invalid values and negatives always excluded.
+LEVELS = (1, 2, 3)
+DEFAULT_LEVEL = 2
+
+
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    if level not in LEVELS:
+        raise ValueError(f"csv-stat has difficulty levels {LEVELS}, not {level!r}")
     domain, group, value, groups, (mu, sd) = rng.choice(DOMAINS)
     groups = rng.sample(groups, rng.randint(3, len(groups)))
     stat = rng.choice(sorted(STATS))
     ok = rng.choice(["ok", "valid", "done"])
     other_status = ["error", "retry", "calibrating", "void"]
-    drop_negative = rng.random() < 0.5
+    drop_negative = rng.random() < 0.5 or level == 3
+    bad_share = {1: 0.0, 2: 0.06, 3: 0.12}[level]
     n_rows = rng.randint(180, 420)
     rows = []
     for i in range(n_rows):
         g = rng.choice(groups)
         shown = rng.choice([g, g, g, g.upper(), f" {g.title()} ", f"{g} "])
         x = round(rng.gauss(mu + groups.index(g) * sd * 0.3, sd), 2)
-        raw = f"{x:.2f}"
+        raw = f"{abs(x) if level == 1 else x:.2f}"
         r = rng.random()
-        if r < 0.06:
+        if r < bad_share:
             raw = rng.choice(BAD_VALUES)
-        elif r < 0.09 and drop_negative:
+        elif r < bad_share + 0.03 and drop_negative and level > 1:
             raw = f"{-abs(x):.2f}"
         status = ok if rng.random() > 0.1 else rng.choice(other_status)
+        if level == 1:  # clean data: the same rules hold, nothing breaks them
+            shown, status = g, ok
         rows.append({"id": f"{domain[:2].upper()}{i + 1:05d}", group: shown, value: raw, "status": status})
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=["id", group, value, "status"], lineterminator="\n")
@@ -237,7 +248,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     # a reference answer left behind by a hurried author (first-draft flaw)
     stale = "\n".join([f"{group},n,{stat}"] + [f"{g},{expected[g][0]},{expected[g][1]:.3f}" for g in order]) + "\n"
     pick = next((g for g in order if not float(expected[g][1]).is_integer()), order[0])
-    params: dict[str, Any] = {"domain": domain, "group": group, "value": value, "stat": stat, "rows": n_rows,
+    params: dict[str, Any] = {"domain": domain, "group": group, "value": value, "stat": stat, "rows": n_rows, "level": level,
                               "drop_negative": drop_negative, "leak_hint": f"{expected[pick][1]!r} for {pick}",
                               "stale_output": ("answer.csv", stale), "output_path": "/app/answer.csv"}
     return TaskDraft(name=name, family="csv-stat", files=files, params=params)
@@ -275,6 +286,9 @@ def stat(xs):
 groups = {}
 with open(P["data"], newline="") as fh:
     for row in csv.DictReader(fh):
+        if P.get("naive"):  # trust the data as it is: no validity rules, no name normalisation
+            groups.setdefault(row[P["group"]], []).append(float(row[P["value"]]))
+            continue
         x = number(row[P["value"]])
         if row[P["status_col"]] != P["ok"] or x is None or (P["no_negative"] and x < 0):
             continue
@@ -291,6 +305,7 @@ print("groups:", sorted(groups), "valid rows:", len(allx))
 
 class CsvStatRecipe(ScriptRecipe):
     name = "csv_group_statistic"
+    naive_variant = True
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         if "normalise `" not in instruction or "Values are checked to within" not in instruction:
