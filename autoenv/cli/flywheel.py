@@ -33,6 +33,8 @@ def flywheel(
     proposals_per_step: Annotated[int, typer.Option(help="Seed cases proposed from per step (the proposer's GRPO group).")] = 2,
     seed_cases: Annotated[Optional[Path], typer.Option(help="Folder of seed cases (YAML/JSON).")] = None,
     benchmark: Annotated[Optional[Path], typer.Option(help="Benchmark task folder scored after each step.")] = None,
+    benchmark_tasks: Annotated[Optional[int], typer.Option(min=1, help="Score only the first N benchmark tasks (default: all).")] = None,
+    benchmark_rollouts: Annotated[int, typer.Option(min=1, help="Solver rollouts per benchmark task.")] = 1,
     static: Annotated[Optional[Path], typer.Option(help="Static baseline: train only on this task folder, no proposer.")] = None,
     proposer_training: Annotated[str, typer.Option(help="on: train the policy on proposer episodes too; off: baseline without.")] = "on",
     trainer: Annotated[str, typer.Option(help="Training backend: export (batches for external trainers) or trl.")] = "export",
@@ -60,7 +62,7 @@ def flywheel(
                             proposer_policy=policy, model=model, base_url=base_url, serve=serve, serve_port=serve_port,
                             proposer_network=proposer_network, method=method, proposals_per_step=proposals_per_step, static_dir=static,
                             proposer_training=proposer_training == "on", trainer=trainer, env=env, ray=ray,
-                            n_concurrent=n_concurrent, out_dir=out)
+                            n_concurrent=n_concurrent, out_dir=out, benchmark_tasks=benchmark_tasks, benchmark_rollouts=benchmark_rollouts)
     if seed_cases is not None:
         config.seed_cases_dir = seed_cases
     if benchmark is not None:

@@ -18,7 +18,7 @@ from tests.conftest import REPO, needs_namespaces
 pytestmark = [needs_namespaces, pytest.mark.slow]
 
 AUTOENV = str(Path(sys.executable).with_name("autoenv"))
-SMALL = ["--group-size", "2", "--tasks-per-step", "2", "-n", "2"]
+SMALL = ["--group-size", "2", "--tasks-per-step", "2", "-n", "2", "--benchmark-tasks", "3"]
 
 
 def flywheel_cmd(db: Path, out: Path, steps: int, *extra: str) -> list[str]:
