@@ -4,10 +4,13 @@ Three runs of the same loop with the offline learned policy (``terminal:policy=l
 ``table`` trainer) share one store:
 
 - ``autoenv``: the proposer writes tasks from the seed cases and is trained on r_P;
-- ``static``: no proposer, the solver trains on a fixed set of generated tasks (Fig. 6/7's static baseline);
+- ``static``: no proposer, the solver trains on a fixed set of generated tasks at the family's easiest
+  level (Fig. 6/7's static baseline: a fixed set the solver can master);
 - ``proposer-off``: the proposer writes tasks but is not trained (Fig. 20's baseline).
 
-Each prints, per step: the benchmark score (held-out generated tasks, ``--benchmark-rollouts`` each),
+The seed case is ``csv-weighted-stats`` (family ``csv-stat``, graded: clean data at level 1, messy at 2
+and 3); the benchmark is held-out tasks of the family at its default level (messy data).
+Each prints, per step: the benchmark score (``--benchmark-rollouts`` per task),
 the useful-group rate, the seconds to collect the groups, and the proposer's valid rate. Then the
 valid-environment rate with 95% Wilson intervals per proposer method (prompt, feedback, agentic;
 Fig. 4), from ``--method-attempts`` attempts of each with the untrained proposer. ``autoenv report
@@ -37,8 +40,8 @@ from autoenv.store.db import Store  # noqa: E402
 from autoenv.trials.runner import quiet_harbor_logs  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-#: Seed cases whose families the learned solver has recipes for and that validate in seconds.
-SEEDS = ("csv-weighted-stats", "log-parser-malformed", "config-repair-guessing", "median-bug-unsorted")
+#: The graded family's seed case; validation and calibration of its tasks take seconds.
+SEEDS = ("csv-weighted-stats",)
 RUNS = ("autoenv", "static", "proposer-off")
 
 
@@ -53,8 +56,8 @@ def generated_set(root: Path, cases: list[SeedCase], *, per_case: int, seed: int
 
 
 def run_configs(out: Path, steps: int, seeds: Path, benchmark: Path, static: Path, benchmark_rollouts: int) -> dict[str, FlywheelConfig]:
-    common = dict(steps=steps, group_size=4, tasks_per_step=3, proposals_per_step=2, method="prompt", calibration_rollouts=4,
-                  solver="terminal:policy=learned", trainer="table:lr=1", seed_cases_dir=seeds, benchmark_dir=benchmark,
+    common = dict(steps=steps, group_size=4, tasks_per_step=3, proposals_per_step=4, method="prompt", calibration_rollouts=4,
+                  solver="terminal:policy=learned", trainer="table:lr=2", seed_cases_dir=seeds, benchmark_dir=benchmark,
                   benchmark_rollouts=benchmark_rollouts, n_concurrent=2, out_dir=out / "runs")
     return {
         "autoenv": FlywheelConfig(run="autoenv", **common),
@@ -103,8 +106,8 @@ def main() -> None:
     seeds.mkdir()
     for case in cases:
         case.dump(seeds / f"{case.id}.yaml")
-    benchmark = generated_set(args.out / "benchmark", cases, per_case=1, seed=1000)
-    static = generated_set(args.out / "static", cases, per_case=1, seed=2000)
+    benchmark = generated_set(args.out / "benchmark", cases, per_case=4, seed=1000)
+    static = generated_set(args.out / "static", cases, per_case=4, seed=2000, level=1)
     store = Store(args.out / "dynamics.db")
     print(f"machine: {machine()}")
     print(f"seed cases: {', '.join(SEEDS)}; benchmark: {len(list(benchmark.iterdir()))} held-out tasks x {args.benchmark_rollouts} rollouts; "

@@ -38,7 +38,7 @@ def test_a_short_flywheel_learns_as_solver_and_as_proposer(tmp_path):
     benchmark = generated_set(tmp_path / "benchmark", cases, per_case=1, seed=1000)
     configs = run_configs(tmp_path, 2, seeds, benchmark, benchmark, 1)
     store = Store(tmp_path / "dynamics.db")
-    reports = asyncio.run(Flywheel(configs["autoenv"].model_copy(update={"trainer": "table:lr=2"}), store).run())
+    reports = asyncio.run(Flywheel(configs["autoenv"].model_copy(update={"proposals_per_step": 2}), store).run())
     assert [r.policy_version_in for r in reports] == [0, reports[0].policy_version_out]
     train = tmp_path / "runs" / "autoenv" / "train"
     final = PolicyTable.load(train / f"v{reports[-1].policy_version_out}")
@@ -64,7 +64,19 @@ def test_a_short_flywheel_learns_as_solver_and_as_proposer(tmp_path):
         assert final.proposer, "r_P with variance moved the proposer's choices"
 
     # without proposer training, the same loop leaves the proposer's table untouched
-    off = configs["proposer-off"].model_copy(update={"steps": 1, "trainer": "table:lr=2"})
+    off = configs["proposer-off"].model_copy(update={"steps": 1, "proposals_per_step": 2})
     report = asyncio.run(Flywheel(off, store).run())[0]
     if report.policy_version_out > 0:
         assert PolicyTable.load(tmp_path / "runs" / "proposer-off" / "train" / f"v{report.policy_version_out}").proposer == {}
+
+
+def test_the_static_baseline_saturates_as_the_solver_masters_its_fixed_set(tmp_path):
+    """Fig. 7's baseline: on a fixed set of easy tasks the groups lose their reward variance once the solver has learned them."""
+    install()
+    cases = [SeedCase.load(REPO / "examples" / "seed_cases" / "csv-weighted-stats.yaml")]
+    static = generated_set(tmp_path / "static", cases, per_case=2, seed=2000, level=1)
+    config = run_configs(tmp_path, 4, tmp_path, static, static, 1)["static"].model_copy(
+        update={"trainer": "table:lr=4", "tasks_per_step": 2, "benchmark_dir": None})
+    reports = asyncio.run(Flywheel(config, Store(tmp_path / "static.db")).run())
+    rates = [r.useful_group_rate for r in reports]
+    assert rates[0] > 0 and rates[-1] == 0.0, f"useful-group rate per step: {rates}"

@@ -114,6 +114,8 @@ class LearnedPolicy(ScriptedPolicy):
     def decide(self, instruction: str) -> dict[str, Any]:
         matched = match_recipe(instruction)
         key = matched[0].name if matched else NO_RECIPE
+        if matched and (difficulty := matched[0].difficulty(instruction)):
+            key += f":{difficulty}"  # what was learned on clean data says nothing about messy data
         task_key = hashlib.sha256(instruction.strip().encode()).hexdigest()[:16]
         options = STRATEGIES + ((NAIVE,) if matched and matched[0].naive_variant else ())
         probs = self.table.probs("solver", key, options)

@@ -41,6 +41,10 @@ class Recipe:
     #: plausible wrong strategy the offline learned policy may pick (:mod:`autoenv.agents.policies.learned`).
     naive_variant: bool = False
 
+    def difficulty(self, instruction: str) -> str | None:
+        """What the instruction says about how hard this instance is (e.g. "clean" or "messy" data), if anything."""
+        return None
+
     def match(self, instruction: str) -> dict[str, Any] | None:
         raise NotImplementedError
 

@@ -124,7 +124,7 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
         # Per-{group} {stat} of {value}
 
         `{data_path}` holds {domain} records with the columns
-        `id,{group},{value},status`. The data is messy.
+        `id,{group},{value},status`. {'This extract has been cleaned already.' if level == 1 else 'The data is messy.'}
 
         A row is **valid** when all of the following hold:
 
@@ -306,6 +306,9 @@ print("groups:", sorted(groups), "valid rows:", len(allx))
 class CsvStatRecipe(ScriptRecipe):
     name = "csv_group_statistic"
     naive_variant = True
+
+    def difficulty(self, instruction: str) -> str | None:
+        return "clean" if "has been cleaned already" in instruction else "messy"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         if "normalise `" not in instruction or "Values are checked to within" not in instruction:
