@@ -316,7 +316,7 @@ class Flywheel:
         the verifier's failing checks, the trajectory, the task's title, category and tags), so a
         bundled or foreign task's ``category`` stays a description and never poses as a template family.
         """
-        from autoenv.proposer.seeds import seed_case_from_trial
+        from autoenv.proposer.seeds import seed_case_from_trial, task_family
 
         directory = self.out / "seed_cases"
         directory.mkdir(parents=True, exist_ok=True)
@@ -330,7 +330,7 @@ class Flywheel:
             case = seed_case_from_trial(trial) if trial is not None and (trial / "result.json").is_file() else None
             if case is None:
                 case = SeedCase(id="-", task=str(task_dir), failure_mode="the solver failed the task",
-                                target_skill=f"the skill the failed task exercises: {task_dir.name}", family=_task_family(task_dir))
+                                target_skill=f"the skill the failed task exercises: {task_dir.name}", family=task_family(task_dir))
             case = case.model_copy(update={
                 "id": f"{task_dir.name}-s{step}", "task": str(task_dir), "reward": min(group.rewards),
                 "failure_mode": f"The solver failed {len(failed)} of {len(group.rewards)} rollouts. {case.failure_mode}"})
@@ -421,13 +421,14 @@ class Flywheel:
         if step_attempts:
             report.proposer_valid_rate = sum(1 for a in step_attempts if a["valid"]) / len(step_attempts)
 
-        pool = self.pool()
+        proposed = self.proposed_pool() if self.config.static_dir is None else []
+        pool = proposed or self.pool()
         self.register_tasks(pool, "static" if self.config.static_dir else "bundled", "static" if self.config.static_dir else "bundled")
         if not pool:
             raise RuntimeError("no tasks to train on: no accepted proposals, no bundled tasks and no --static set")
         k = min(self.config.tasks_per_step, len(pool))
-        fresh = self.config.static_dir is None and bool(self.proposed_pool())
-        chosen = pool[:k] if fresh else [pool[(step * k + i) % len(pool)] for i in range(k)]
+        # the newest accepted tasks (fresh supply); a fixed set is cycled through
+        chosen = pool[:k] if proposed else [pool[(step * k + i) % len(pool)] for i in range(k)]
         chosen = list(dict.fromkeys(chosen))
         started = time.monotonic()
         self.progress("collect", {"tasks": len(chosen), "group_size": self.config.group_size})
@@ -508,14 +509,3 @@ class Flywheel:
                 self.server.stop()
                 self.server = None
         return reports
-
-
-def _task_family(task_dir: Path) -> str | None:
-    try:
-        import tomllib
-
-        meta = tomllib.loads((task_dir / "task.toml").read_text()).get("metadata", {})
-    except (OSError, ValueError):
-        return None
-    return meta.get("family") or meta.get("category")
-

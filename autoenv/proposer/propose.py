@@ -43,12 +43,14 @@ NETWORK_MODES: tuple[str, ...] = ("no-network", "public")
 SCRIPTED_SOLVER = "terminal:policy=scripted,success_rate=0.6"
 
 
-def shared_solver(model: str | None, base_url: str | None) -> str:
-    """The solver spec for one shared policy: the proposer's own model answers as the solver too."""
-    return "terminal:policy=openai" + (f",model={model}" if model else "") + (f",base_url={base_url}" if base_url else "")
 REJECTED_DIR = "rejected"
 
 Event = Callable[[str, dict[str, Any]], None]
+
+
+def shared_solver(model: str | None, base_url: str | None) -> str:
+    """The solver spec for one shared policy: the proposer's own model answers as the solver too."""
+    return "terminal:policy=openai" + (f",model={model}" if model else "") + (f",base_url={base_url}" if base_url else "")
 
 
 def _noop(_event: str, _data: dict[str, Any]) -> None:

@@ -82,6 +82,18 @@ def _task_meta(task_dir: Path | None) -> tuple[str, dict]:
     return title, meta
 
 
+def task_family(task_dir: Path | None) -> str | None:
+    """The task's ``[metadata] family`` when it names one of the proposer's families, else None.
+
+    Tasks written by others (and the bundled ones) describe themselves with ``category`` and
+    ``tags``, or a ``family`` of their own; only a family the proposer has may steer it.
+    """
+    from autoenv.proposer.templates import FAMILIES
+
+    family = _task_meta(task_dir)[1].get("family")
+    return family if family in FAMILIES else None
+
+
 def failure_mode(result: TrialResult, trial_dir: Path) -> str:
     """What went wrong, from the exception or from the checks the verifier reported failing."""
     if result.exception_info is not None:
@@ -148,7 +160,7 @@ def seed_case_from_trial(trial_dir: Path | str, result: TrialResult | None = Non
         trajectory=trajectory_summary(trial_dir),
         failure_mode=failure_mode(result, trial_dir),
         target_skill="The skill the failed task exercises: " + "; ".join(skill_bits),
-        family=meta.get("family"),
+        family=task_family(task_dir),
         reward=reward_of(result),
         source_trial=str(trial_dir.resolve()),
     )

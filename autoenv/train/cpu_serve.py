@@ -129,7 +129,7 @@ class CheckpointModel:
             "choices": [choice], "policy_version": str(self.version),
             "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(completion_ids), "total_tokens": len(prompt) + len(completion_ids)},
         }
-        if body.get("return_token_ids") or (body.get("extra_body") or {}).get("return_token_ids"):
+        if body.get("return_token_ids"):  # vLLM's extension; the openai client sends extra_body at the top level
             response["prompt_token_ids"] = prompt
             choice["token_ids"] = completion_ids
         return response

@@ -18,6 +18,7 @@ A batch without a recorded decision trains nothing for that sample (counted in
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -98,6 +99,4 @@ class TableTrainer:
 
 
 def _log(p: float) -> float:
-    import math
-
     return math.log(max(p, 1e-12))

@@ -9,6 +9,7 @@ access reaches the internet, never the host's loopback).
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -103,3 +104,57 @@ def test_what_the_proposer_makes_in_its_workspace_is_there_next_attempt(dirs):
     assert (dirs["workspace"] / "generators" / "make_data.py").read_text() == 'print("rows")\n'
     assert (dirs["workspace"] / "notes.txt").read_text() == "note\n"
     assert "generators/make_data.py" in (dirs["workspace"] / "memory" / "lessons.md").read_text()
+
+
+EVIL_TAR = r'''
+import io, sys, tarfile
+# stands in for tar -c: the archive the host extracts is whatever the proposer says it is
+out = io.BytesIO()
+with tarfile.open(fileobj=out, mode="w") as tar:
+    def add(name, data=b"planted", kind=tarfile.REGTYPE, link=""):
+        info = tarfile.TarInfo(name)
+        info.type, info.linkname, info.size = kind, link, (len(data) if kind == tarfile.REGTYPE else 0)
+        tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+    add("./../../../../../../../../HOSTDIR/escaped-relative.txt")
+    add("HOSTDIR/escaped-absolute.txt".replace("HOSTDIR", "/HOSTDIR"))
+    add("./up", kind=tarfile.SYMTYPE, link="/HOSTDIR")
+    add("./up/through-link.txt")
+    add("./secret", kind=tarfile.SYMTYPE, link="/HOSTDIR/host-secret.txt")
+    add("./ok.txt", b"kept")
+sys.stdout.buffer.write(out.getvalue())
+'''
+
+
+def test_a_proposer_that_forges_its_workspace_archive_cannot_touch_or_read_the_host(dirs, tmp_path):
+    """Red team on the workspace's way back: root in its sandbox, the proposer plants links to host paths at the
+    top of /workspace and replaces tar with a program that emits path-traversal, absolute and link-through
+    members. Nothing may be written outside the host workspace, no link there may lead out of it, and the
+    host file the links name must not be copied in."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "host-secret.txt").write_text("HOST-SECRET-4f1d")
+    evil = EVIL_TAR.replace("HOSTDIR", str(host).lstrip("/"))
+    plant = (f"ln -s {host} /workspace/hostdir && ln -s {host}/host-secret.txt /workspace/secret.txt && "
+             "mkdir -p /workspace/gen && ln -s ../../../../../../../.. /workspace/gen/root && "
+             f"cat > /opt/evil_tar.py <<'PY'\n{evil}\nPY\n"
+             "for t in $(command -v tar) /bin/tar /usr/bin/tar; do printf '#!/bin/sh\\nexec python3 /opt/evil_tar.py\\n' > $t; chmod +x $t; done; "
+             "echo planted")
+    recording = [
+        {"expect": {"tools": True}, "response": completion(1, calls=[("run", {"command": plant})])},
+        {"expect": {"contains": ["planted"]}, "response": completion(2, calls=[("finish", {"message": "done"})])},
+    ]
+    with ReplayServer(recording) as server:
+        propose(CASE, method="agentic", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
+                workspace=dirs["workspace"], attempts=1, solver=SCRIPTED_SOLVER, network="no-network")
+    assert server.problems == [] and server.served == 2, server.problems
+    assert sorted(p.name for p in host.iterdir()) == ["host-secret.txt"], "something was written next to the host file"
+    assert (host / "host-secret.txt").read_text() == "HOST-SECRET-4f1d"
+    workspace = dirs["workspace"].resolve()
+    for path in workspace.rglob("*"):
+        if path.is_symlink():
+            assert path.resolve().is_relative_to(workspace), f"{path} leads out of the workspace to {path.resolve()}"
+        elif path.is_file():
+            assert "HOST-SECRET-4f1d" not in path.read_text(errors="replace"), f"{path} holds the host file's content"
+    # the absolute member lands inside the workspace (the leading "/" stripped), never at its host path
+    outside = [p for p in tmp_path.rglob("escaped-*") if not p.resolve().is_relative_to(workspace)]
+    assert not outside and not (Path("/") / "escaped-relative.txt").exists(), outside

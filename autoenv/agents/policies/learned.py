@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from autoenv.agents.policies.actions import FinishAction, WriteFileAction
-from autoenv.agents.policies.recipes import Episode, Plan, find_tests_and_run, match_recipe
+from autoenv.agents.policies.recipes import Episode, Plan, match_recipe
 from autoenv.agents.policies.scripted import ScriptedPolicy
 
 STRATEGIES: tuple[str, ...] = ("solve", "rush", "give_up")
@@ -106,7 +106,6 @@ class LearnedPolicy(ScriptedPolicy):
 
     def __init__(self, *, seed: int | None = None, table: str | None = None, policy_version: str | None = None):
         super().__init__(seed=seed, success_rate=1.0, policy_version=policy_version)
-        self.table_path = table
         self.table = PolicyTable.load(table)
         if policy_version is None:
             self.policy_version = f"table-v{self.table.version}"
@@ -149,4 +148,4 @@ class LearnedPolicy(ScriptedPolicy):
             results = yield plan
 
 
-__all__ = ["STRATEGIES", "NAIVE", "PolicyTable", "LearnedPolicy", "softmax", "draw", "find_tests_and_run"]
+__all__ = ["STRATEGIES", "NAIVE", "PolicyTable", "LearnedPolicy", "softmax", "draw"]
