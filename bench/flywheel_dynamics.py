@@ -33,8 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import machine  # noqa: E402
 from autoenv.flywheel.loop import Flywheel, FlywheelConfig  # noqa: E402
 from autoenv.proposer.models import SeedCase  # noqa: E402
-from autoenv.proposer.recipes import install  # noqa: E402
-from autoenv.proposer.templates import FAMILIES  # noqa: E402
+from autoenv.families.registry import FAMILIES  # noqa: E402
 from autoenv.report.build import valid_rates  # noqa: E402
 from autoenv.store.db import Store  # noqa: E402
 from autoenv.trials.runner import quiet_harbor_logs  # noqa: E402
@@ -97,7 +96,6 @@ def main() -> None:
     parser.add_argument("--runs", default=",".join(RUNS), help="which runs, comma-separated")
     args = parser.parse_args()
     quiet_harbor_logs()
-    install()
     if args.out.exists():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)

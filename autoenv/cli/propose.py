@@ -67,7 +67,7 @@ def propose(
     except UnknownBackend as exc:
         fail(str(exc))
     try:
-        from autoenv.proposer.templates import family_for
+        from autoenv.families.registry import family_for
 
         if policy == "scripted":
             family_for(case)

@@ -55,7 +55,7 @@ from autoenv.proposer.episode import write_actions
 from autoenv.proposer.fixer import repair
 from autoenv.proposer.models import ProposerAction, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer
-from autoenv.proposer.templates.base import slug
+from autoenv.families.base import slug
 from autoenv.proposer.workspace import Workspace, mirror_task
 
 SANDBOX_ROOT = "/workspace"

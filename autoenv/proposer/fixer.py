@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from autoenv.proposer.templates.base import ARTIFACTS_TOML, pytest_test_sh
+from autoenv.families.base import ARTIFACTS_TOML, pytest_test_sh
 
 SECTION = re.compile(r"^\[(structure|build|oracle|deterministic|nop|leakage|tamper|partial|timeouts)\] ", re.M)
 APP_PATH = re.compile(r"(/app/[\w./-]+\w)")

@@ -32,7 +32,7 @@ from autoenv.proposer.fixer import repair
 from autoenv.proposer.judge import Verdict, judge_task
 from autoenv.proposer.models import AttemptRecord, Method, ProposeSummary, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer, write_draft
-from autoenv.proposer.templates.base import slug
+from autoenv.families.base import slug
 from autoenv.proposer.workspace import Workspace, copy_task
 from autoenv.taskfmt.hashing import count_files, task_hash
 
@@ -90,9 +90,6 @@ async def propose_async(
         raise ValueError(f"unknown proposer network {network!r}; choose one of: {', '.join(NETWORK_MODES)}")
     if solver is None:  # one policy: a model proposer is calibrated against the same model
         solver = shared_solver(model, base_url) if policy == "openai" else SCRIPTED_SOLVER
-    from autoenv.proposer.recipes import install
-
-    install()  # the scripted solver must know the families it is calibrated on
     emit = on_event or _noop
     started = time.monotonic()
     ws = Workspace(workspace).init()

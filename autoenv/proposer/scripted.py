@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.templates import FAMILIES, Family, family_for
-from autoenv.proposer.templates.base import FLAWS, TaskDraft, apply_flaw
+from autoenv.families.base import Family
+from autoenv.families.registry import FAMILIES, family_for
+from autoenv.families.base import FLAWS, TaskDraft, apply_flaw
 from autoenv.proposer.workspace import Workspace
 
 if TYPE_CHECKING:

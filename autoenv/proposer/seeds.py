@@ -21,7 +21,7 @@ from pathlib import Path
 from harbor.models.trial.result import TrialResult
 
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.templates.base import slug
+from autoenv.families.base import slug
 from autoenv.trials.runner import ERROR_KINDS
 
 FAILED_TEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$", re.M)
@@ -88,7 +88,7 @@ def task_family(task_dir: Path | None) -> str | None:
     Tasks written by others (and the bundled ones) describe themselves with ``category`` and
     ``tags``, or a ``family`` of their own; only a family the proposer has may steer it.
     """
-    from autoenv.proposer.templates import FAMILIES
+    from autoenv.families.registry import FAMILIES
 
     family = _task_meta(task_dir)[1].get("family")
     return family if family in FAMILIES else None

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.proposer.models import AttemptRecord, SeedCase
-from autoenv.proposer.templates.base import pytest_test_sh
+from autoenv.families.base import pytest_test_sh
 
 LAYOUT = ("skills", "tools", "memory", "tasks")
 

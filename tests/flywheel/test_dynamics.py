@@ -16,7 +16,6 @@ import pytest
 from autoenv.agents.policies.learned import PolicyTable
 from autoenv.flywheel.loop import Flywheel
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.recipes import install
 from autoenv.store.db import Store
 from autoenv.train.batch import TrainingBatch
 from autoenv.train.table import recorded_decisions
@@ -29,7 +28,6 @@ SEEDS = ("csv-weighted-stats", "median-bug-unsorted")
 
 
 def test_a_short_flywheel_learns_as_solver_and_as_proposer(tmp_path):
-    install()
     cases = [SeedCase.load(REPO / "examples" / "seed_cases" / f"{name}.yaml") for name in SEEDS]
     seeds = tmp_path / "seeds"
     seeds.mkdir()
@@ -66,7 +64,6 @@ def test_a_short_flywheel_learns_as_solver_and_as_proposer(tmp_path):
 
 def test_the_static_baseline_saturates_as_the_solver_masters_its_fixed_set(tmp_path):
     """Fig. 7's baseline: on a fixed set of easy tasks the groups lose their reward variance once the solver has learned them."""
-    install()
     cases = [SeedCase.load(REPO / "examples" / "seed_cases" / "csv-weighted-stats.yaml")]
     static = generated_set(tmp_path / "static", cases, per_case=2, seed=2000, level=1)
     config = run_configs(tmp_path, 4, tmp_path, static, static, 1)["static"].model_copy(

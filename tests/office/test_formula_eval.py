@@ -1,10 +1,10 @@
-"""The spreadsheet tasks' formula evaluator (autoenv/proposer/office/formula_eval.py), copied into their tests."""
+"""The spreadsheet tasks' formula evaluator (autoenv/families/office/formula_eval.py), copied into their tests."""
 
 from __future__ import annotations
 
 import pytest
 
-from autoenv.proposer.office.formula_eval import Evaluator, FormulaError, references, tokenize
+from autoenv.families.office.formula_eval import Evaluator, FormulaError, references, tokenize
 
 
 def value(formula, cells=None, sheet="S"):

@@ -18,7 +18,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from autoenv.proposer.office.formula_eval import Evaluator, cells_from_workbook
+from autoenv.families.office.formula_eval import Evaluator, cells_from_workbook
 from tests.office.helpers import EXAMPLES, app_copy, case_of, run_solution
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")

@@ -24,7 +24,7 @@ import openpyxl
 import pytest
 from docx.enum.text import WD_ALIGN_PARAGRAPH
 
-from autoenv.proposer.office.formula_eval import Evaluator, cells_from_workbook
+from autoenv.families.office.formula_eval import Evaluator, cells_from_workbook
 from tests.office.helpers import EXAMPLES, app_copy, case_of, run_solution, run_verifier, verdicts
 
 pytestmark = pytest.mark.slow

@@ -21,10 +21,12 @@ from harbor.models.task.config import VerifierEnvironmentMode
 from harbor.models.task.task import Task
 
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.office import BUNDLED, FAMILIES, family_for, generate
+from autoenv.families.office import BUNDLED, generate, office_families
+from autoenv.families.registry import family_for
 from autoenv.taskfmt.check import check_task
 from tests.office.helpers import EXAMPLES, app_copy, run_solution, run_verifier
 
+FAMILIES = office_families()
 OFFICE_SUFFIXES = (".docx", ".xlsx")
 
 
@@ -74,12 +76,12 @@ def test_bundled_task_is_the_generators_output(name, tmp_path):
     family, seed = BUNDLED[name]
     fresh = tree(generate(family, tmp_path / name, seed=seed))
     bundled = tree(EXAMPLES / name)
-    assert sorted(fresh) == sorted(bundled), "files differ; rewrite with: python -m autoenv.proposer.office bundled"
+    assert sorted(fresh) == sorted(bundled), "files differ; rewrite with: python -m autoenv.families.office bundled"
     for rel, data in fresh.items():
         if rel.endswith(OFFICE_SUFFIXES):
             assert office_content(tmp_path / name / rel) == office_content(EXAMPLES / name / rel), rel
         else:
-            assert data == bundled[rel], f"{rel} differs from the generator's output; rewrite with: python -m autoenv.proposer.office bundled"
+            assert data == bundled[rel], f"{rel} differs from the generator's output; rewrite with: python -m autoenv.families.office bundled"
 
 
 @pytest.mark.parametrize("name", [n for n in sorted(BUNDLED) if n != "incident-runbook-webapp"])
@@ -98,7 +100,7 @@ def test_reference_solution_passes_and_untouched_files_fail(name, tmp_path):
 
 def test_generated_seeds_cover_both_decisions(tmp_path):
     """The cash-flow family must not always recommend the same thing."""
-    from autoenv.proposer.office.cashflow_family import build_workbook
+    from autoenv.families.cashflow_memo.generator import build_workbook
 
     decisions = set()
     for seed in range(8):
@@ -123,30 +125,24 @@ def test_seed_cases_load_and_name_office_families():
 
 
 def test_adapter_to_the_template_interface(tmp_path):
-    """``draft()`` gives the scripted proposer's TaskDraft (binary fixtures as bytes) and writes the same task."""
-    pytest.importorskip("autoenv.proposer.templates.base")
-    from autoenv.proposer.office import draft, template_families
-
+    """A folder family's draft is the scripted proposer's TaskDraft (binary fixtures as bytes) and writes the same task."""
     case = SeedCase.load(EXAMPLES.parent / "seed_cases" / "office" / "spreadsheet-typed-values.yaml")
-    d = draft("xlsx-variance", case, random.Random(5))
+    d = FAMILIES["xlsx-variance"].draft(case, random.Random(5))
     assert isinstance(d.files["environment/app/variance.xlsx"], bytes) and isinstance(d.files["instruction.md"], str)
     written = d.write(tmp_path / "drafts")
     assert check_task(written) == []
     assert "tests/test.sh" in d.executable or (written / "tests" / "test.sh").stat().st_mode & 0o111
-    families = {f.name: f for f in template_families()}
-    assert set(families) == set(FAMILIES)
-    again = families["docx-formatting"].generate(case, random.Random(5))
+    assert set(FAMILIES) == {"incident-webapp", "docx-formatting", "xlsx-variance", "cashflow-memo"}
+    again = FAMILIES["docx-formatting"].draft(case, random.Random(5))
     assert again.family == "docx-formatting" and isinstance(again.files["environment/app/brief.docx"], bytes)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_scripted_solver_recipe_reads_every_variant(family, tmp_path):
     """The family's recipe recovers from the instruction alone what the task's own constants say."""
-    pytest.importorskip("autoenv.proposer.templates.solver")
-    from autoenv.proposer.office.recipes import RECIPES
     from tests.office.helpers import case_of
 
-    recipe = RECIPES[family]
+    recipe = FAMILIES[family].recipe
     for seed in range(12):
         task = generate(family, tmp_path / f"{family}-{seed}", seed=seed)
         params = recipe.match((task / "instruction.md").read_text())

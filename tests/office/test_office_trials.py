@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenv.proposer.office import FAMILIES, generate
+from autoenv.families.office import generate, office_families
 from autoenv.taskfmt.check import check_task
 from autoenv.trials.runner import run_trial
 from tests.conftest import EXAMPLE_TASKS, needs_namespaces
@@ -27,7 +27,7 @@ pytestmark = [needs_namespaces, pytest.mark.slow]
 SEEDS = (1001, 2002)
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(office_families()))
 def test_generated_variants_validate(family, tmp_path):
     a = generate(family, tmp_path / "tasks" / f"{family}-a", seed=SEEDS[0])
     b = generate(family, tmp_path / "tasks" / f"{family}-b", seed=SEEDS[1])
@@ -50,7 +50,7 @@ def test_generated_variants_validate(family, tmp_path):
     nop = run_trial(b, "nop", trials_dir=tmp_path / "trials")
     assert nop.error is None and nop.reward == 0.0, nop
 
-    # the offline scripted solver knows the family (autoenv/proposer/office/recipes.py), so calibration can pass it
+    # the offline scripted solver knows the family (autoenv/families/<family>/recipe.py), so calibration can pass it
     import autoenv.proposer  # noqa: F401  (installs the proposer families' recipes in the scripted policy)
 
     scripted = run_trial(b, "terminal", trials_dir=tmp_path / "trials", agent_kwargs={"policy": "scripted"})

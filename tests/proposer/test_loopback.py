@@ -26,8 +26,8 @@ from autoenv.agents.policies.base import PolicyError
 from autoenv.proposer.episode import ProposerEpisode
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.propose import SCRIPTED_SOLVER, propose
-from autoenv.proposer.templates import FAMILIES
-from autoenv.proposer.templates.base import slug
+from autoenv.families.registry import FAMILIES
+from autoenv.families.base import slug
 from autoenv.validate.validation import validate_task
 
 pytestmark = needs_sandbox

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from autoenv.cli.main import app
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.seeds import extract_seed_cases, seed_case_from_trial
-from autoenv.proposer.templates import FAMILIES, family_for
+from autoenv.families.registry import FAMILIES, family_for
 from autoenv.trials.runner import run_trial
 
 runner = CliRunner()

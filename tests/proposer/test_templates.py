@@ -13,13 +13,13 @@ from proposer_helpers import bundled_seed_cases
 from autoenv.agents.policies.recipes import match_recipe
 from autoenv.proposer.fixer import repair, sections
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.recipes import install
 from autoenv.proposer.scripted import ScriptedProposer, draft_hash, write_draft
-from autoenv.proposer.templates import FAMILIES, FLAWS, apply_flaw
+from autoenv.families.base import FLAWS, apply_flaw
+from autoenv.families.registry import FAMILIES
 from autoenv.taskfmt.check import check_task
 from autoenv.taskfmt.hashing import task_hash
 
-OURS = [name for name, fam in FAMILIES.items() if fam.generate.__module__.startswith("autoenv.proposer.templates")]
+OURS = [name for name, fam in FAMILIES.items() if fam.write is None]
 #: families solved by the scripted policy's own recipes
 THEIRS = {"bugfix": "fix_function", "text-classification": "text_classifier"}
 
@@ -34,7 +34,6 @@ def test_there_are_eight_template_families():
 
 @pytest.mark.parametrize("family", OURS)
 def test_family_writes_well_formed_varied_tasks(family, tmp_path):
-    install()
     drafts = [FAMILIES[family].generate(case_for(family), random.Random(seed)) for seed in (1, 2, 3)]
     assert len({d.name for d in drafts}) == 3
     assert len({d.files["instruction.md"] for d in drafts}) >= 2, "different data/targets give different instructions"
@@ -55,7 +54,7 @@ def test_family_writes_well_formed_varied_tasks(family, tmp_path):
         matched = match_recipe(draft.files["instruction.md"])
         assert matched is not None, f"the scripted solver does not recognise {draft.name}"
         expected = THEIRS.get(family)
-        assert matched[0].name == expected if expected else type(matched[0]).__module__ == FAMILIES[family].generate.__module__
+        assert matched[0].name == expected if expected else matched[0] is FAMILIES[family].recipe
 
 
 def test_same_seed_same_task_different_attempt_different_task():

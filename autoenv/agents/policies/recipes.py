@@ -10,8 +10,7 @@ its later decisions depend on what the commands really printed.
 
 from __future__ import annotations
 
-import importlib
-
+import functools
 import posixpath
 import re
 import shlex
@@ -436,35 +435,22 @@ class BackupRotation(Recipe):
 
 RECIPES: list[Recipe] = [FixFunction(), TextClassifier(), BackupRotation(), WriteLiteral()]
 
-#: ``module:function`` returning more recipes, loaded on first use so every process that runs the
-#: scripted policy (the CLI, Ray workers, `harbor run` with our agent) knows the same task families.
-#: Plugin recipes go first: they match only their own families' instructions, while the generic
-#: ones (write a literal, ...) would also match some of theirs.
-RECIPE_PLUGINS: list[str] = ["autoenv.proposer.recipes:family_recipes"]
-_loaded_plugins: set[str] = set()
+@functools.cache
+def all_recipes() -> tuple[Recipe, ...]:
+    """The task families' recipes (:func:`autoenv.families.registry.recipes`), then the generic ones above.
 
+    Read on first use, so every process that runs the scripted policy (the CLI, Ray workers, ``harbor run``
+    with our agent) knows the same families. Family recipes go first: they match only their own families'
+    instructions, while the generic ones (write a literal, ...) would also match some of theirs.
+    """
+    from autoenv.families.registry import recipes
 
-def load_plugins() -> list[Recipe]:
-    """Add the recipes of every plugin not loaded yet (idempotent); return the ones added."""
-    added: list[Recipe] = []
-    for spec in RECIPE_PLUGINS:
-        if spec in _loaded_plugins:
-            continue
-        _loaded_plugins.add(spec)
-        module, _, function = spec.partition(":")
-        try:
-            recipes = getattr(importlib.import_module(module), function)()
-        except ImportError:  # a plugin's package is optional
-            continue
-        names = {type(r).__name__ for r in RECIPES}
-        added += [r for r in recipes if type(r).__name__ not in names]
-    RECIPES[0:0] = added
-    return added
+    generic = {type(r).__name__ for r in RECIPES}
+    return (*(r for r in recipes() if type(r).__name__ not in generic), *RECIPES)
 
 
 def match_recipe(instruction: str) -> tuple[Recipe, dict[str, Any]] | None:
-    load_plugins()
-    for recipe in RECIPES:
+    for recipe in all_recipes():
         found = recipe.match(instruction)
         if found is not None:
             return recipe, found

@@ -1,0 +1,27 @@
+"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoenv.families.solver import ScriptRecipe, fill_program, program_source
+
+PROGRAM = program_source(__file__)
+
+
+class ConfigRepairRecipe(ScriptRecipe):
+    name = "config_repair"
+
+    def parse(self, instruction: str) -> dict[str, Any] | None:
+        import re
+
+        if "service.py --check" not in instruction or "evidently" not in instruction:
+            return None
+        ini = re.search(r"`(/app/config/[\w.-]+\.ini)`", instruction).group(1)
+        return {"ini": ini, "inputs": [ini, "/app/service.py"], "outputs": [ini]}
+
+    def look(self, params: dict[str, Any]) -> str:
+        return f"cat {params['ini']}; cd /app && python3 service.py --check; sed -n '1,30p' /app/service.py"
+
+    def program(self, params: dict[str, Any]) -> str:
+        return fill_program(PROGRAM, params)

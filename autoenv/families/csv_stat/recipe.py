@@ -1,0 +1,38 @@
+"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from autoenv.families.solver import ScriptRecipe, fill_program, first, program_source
+
+PROGRAM = program_source(__file__)
+
+
+class CsvStatRecipe(ScriptRecipe):
+    name = "csv_group_statistic"
+    naive_variant = True
+
+    def difficulty(self, instruction: str) -> str | None:
+        return "clean" if "has been cleaned already" in instruction else "messy"
+
+    def parse(self, instruction: str) -> dict[str, Any] | None:
+        if "normalise `" not in instruction or "Values are checked to within" not in instruction:
+            return None
+        stat, value = re.search(r"the \*\*(\w+)\*\* of `(\w+)`", instruction).groups()
+        status_col, ok = re.search(r"`(\w+)` is exactly `([\w-]+)`", instruction).groups()
+        header = first(r"the header `([^`]+)`", instruction)
+        return {
+            "data": first(r"`(/app/data/[\w.-]+\.csv)`", instruction),
+            "group": first(r"normalise `(\w+)`", instruction),
+            "value": value, "stat": stat, "status_col": status_col, "ok": ok, "header": header,
+            "no_negative": "is not negative" in instruction,
+            "out": first(r"Write the result to `(/app/[\w./-]+)`", instruction),
+            "inputs": [first(r"`(/app/data/[\w.-]+\.csv)`", instruction)],
+            "outputs": [first(r"Write the result to `(/app/[\w./-]+)`", instruction)],
+        }
+
+    def program(self, params: dict[str, Any]) -> str:
+        return fill_program(PROGRAM, params)
+

@@ -1,0 +1,276 @@
+"""Log parsing family: summarise an application log with malformed lines into JSON.
+
+Seed failures: regexes that are too loose (malformed lines counted), level
+names matched case-insensitively when the spec says exact, time windows
+applied to the wrong bound. The template varies the line format, services,
+the level of interest, an optional time window and the amount of junk.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import textwrap
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from autoenv.families.base import (
+    TaskDraft,
+    dockerfile,
+    pytest_test_sh,
+    sha256_text,
+    solve_sh,
+    task_name,
+    task_toml,
+)
+
+if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
+    from autoenv.proposer.models import SeedCase
+
+LEVELS = ["DEBUG", "INFO", "WARN", "ERROR"]
+SERVICES = ["auth", "billing", "search", "gateway", "inventory", "mailer", "reports", "scheduler"]
+MESSAGES = ["request served", "cache miss", "retrying upstream", "user login", "token refreshed", "query slow",
+            "connection reset", "job finished", "payload rejected", "disk usage high"]
+
+#: name -> (layout shown to the solver, regex for a valid line)
+FORMATS = {
+    "iso": ("TIMESTAMP LEVEL SERVICE[PID]: MESSAGE (took DURATIONms)",
+            r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z) (DEBUG|INFO|WARN|ERROR) ([a-z]+)\[(\d+)\]: (.+) \(took (\d+)ms\)$"),
+    "bracket": ("[TIMESTAMP] LEVEL SERVICE pid=PID DURATIONms \"MESSAGE\"",
+                r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] (DEBUG|INFO|WARN|ERROR) ([a-z]+) pid=(\d+) (\d+)ms \"([^\"]*)\"$"),
+}
+
+
+def _line(fmt: str, ts: datetime, level: str, service: str, pid: int, msg: str, ms: int) -> str:
+    if fmt == "iso":
+        return f"{ts:%Y-%m-%dT%H:%M:%S}Z {level} {service}[{pid}]: {msg} (took {ms}ms)"
+    return f"[{ts:%Y-%m-%d %H:%M:%S}] {level} {service} pid={pid} {ms}ms \"{msg}\""
+
+
+def _junk(rng: random.Random, good: str) -> str:
+    kind = rng.randrange(6)
+    if kind == 0:
+        return good[: rng.randint(5, max(6, len(good) - 8))]  # truncated write
+    if kind == 1:
+        return good.replace(" ERROR ", " error ").replace(" INFO ", " info ").replace(" WARN ", " Warn ").replace(" DEBUG ", " debug ") if any(
+            f" {lv} " in good for lv in LEVELS) else "garbage"
+    if kind == 2:
+        return "Traceback (most recent call last):"
+    if kind == 3:
+        return "    at com.example.Handler.run(Handler.java:42)"
+    if kind == 4:
+        return good + " trailing"
+    return re.sub(r"\d+ms", "?ms", good, count=1)
+
+
+def _parse(fmt: str, line: str) -> dict[str, Any] | None:
+    m = re.match(FORMATS[fmt][1], line)
+    if not m:
+        return None
+    if fmt == "iso":
+        ts, level, service, pid, msg, ms = m.groups()
+        when = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")
+    else:
+        ts, level, service, pid, ms, msg = m.groups()
+        when = datetime.strptime(ts, "%Y-%m-%d %H:%M:%S")
+    return {"when": when, "level": level, "service": service, "ms": int(ms)}
+
+
+def summarise(fmt: str, lines: list[str], level: str, window: tuple[datetime, datetime] | None) -> dict[str, Any]:
+    total = malformed = 0
+    by_level: dict[str, int] = {}
+    target: dict[str, int] = {}
+    durations: dict[str, list[int]] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        rec = _parse(fmt, line)
+        if rec is None:
+            malformed += 1
+            continue
+        if window and not (window[0] <= rec["when"] < window[1]):
+            continue
+        total += 1
+        by_level[rec["level"]] = by_level.get(rec["level"], 0) + 1
+        if rec["level"] == level:
+            target[rec["service"]] = target.get(rec["service"], 0) + 1
+        durations.setdefault(rec["service"], []).append(rec["ms"])
+    means = {s: sum(v) / len(v) for s, v in durations.items()}
+    slowest = sorted(means, key=lambda s: (-means[s], s))[0] if means else None
+    return {
+        "total": total,
+        "malformed": malformed,
+        "by_level": dict(sorted(by_level.items())),
+        f"{level.lower()}_by_service": dict(sorted(target.items())),
+        "slowest_service": slowest,
+        "max_ms": max((ms for v in durations.values() for ms in v), default=0),
+    }
+
+
+def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+    fmt = rng.choice(sorted(FORMATS))
+    level = rng.choice(["ERROR", "WARN"])
+    services = rng.sample(SERVICES, rng.randint(3, 6))
+    start = datetime(2024, rng.randint(1, 12), rng.randint(1, 28), rng.randint(0, 12), 0, 0)
+    n = rng.randint(250, 600)
+    lines: list[str] = []
+    ts = start
+    base_ms = {s: rng.randint(20, 400) for s in services}
+    for _ in range(n):
+        ts += timedelta(seconds=rng.randint(1, 90))
+        service = rng.choice(services)
+        lv = rng.choices(LEVELS, weights=[2, 10, 3, 2])[0]
+        good = _line(fmt, ts, lv, service, rng.randint(100, 9999), rng.choice(MESSAGES), max(1, int(rng.gauss(base_ms[service], base_ms[service] / 3))))
+        lines.append(_junk(rng, good) if rng.random() < 0.07 else good)
+        if rng.random() < 0.02:
+            lines.append("")
+    window = None
+    if rng.random() < 0.5:
+        span = (ts - start).total_seconds()
+        w0 = start + timedelta(seconds=int(span * rng.uniform(0.1, 0.3)))
+        w1 = start + timedelta(seconds=int(span * rng.uniform(0.6, 0.9)))
+        window = (w0.replace(second=0), w1.replace(second=0))
+    log_text = "\n".join(lines) + "\n"
+    expected = summarise(fmt, lines, level, window)
+    layout, _ = FORMATS[fmt]
+    key = f"{level.lower()}_by_service"
+    ts_example = _line(fmt, start, "INFO", services[0], 4242, "request served", 87)
+    window_text = ""
+    if window:
+        fmt_ts = "%Y-%m-%dT%H:%M:%SZ" if fmt == "iso" else "%Y-%m-%d %H:%M:%S"
+        window_text = textwrap.dedent(f"""
+            Only lines whose timestamp lies in the window from `{window[0].strftime(fmt_ts)}` (inclusive)
+            to `{window[1].strftime(fmt_ts)}` (exclusive) count for the statistics below; valid lines
+            outside it are ignored (malformed lines are counted wherever they are).
+            """)
+    instruction = textwrap.dedent(f"""\
+        # Summarise the service log
+
+        `/app/logs/app.log` is the log of a group of services. A **valid** line
+        has exactly this layout (single spaces):
+
+        ```
+        {layout}
+        ```
+
+        for example
+
+        ```
+        {ts_example}
+        ```
+
+        `LEVEL` is exactly one of `DEBUG`, `INFO`, `WARN`, `ERROR` (upper case),
+        `SERVICE` is lower-case letters, `PID` and `DURATION` are non-negative
+        integers, and the line ends right after the duration part of the layout. Empty lines are
+        ignored. Every other line (stack-trace lines, truncated writes, wrong
+        case, extra text) is **malformed**.
+        """) + window_text + textwrap.dedent(f"""
+        Write `/app/summary.json`, one JSON object with exactly these keys:
+
+        | key | value |
+        | --- | --- |
+        | `total` | number of valid lines that count |
+        | `malformed` | number of malformed lines |
+        | `by_level` | object: level -> number of counted lines with that level (levels that occur) |
+        | `{key}` | object: service -> number of counted `{level}` lines (services with at least one) |
+        | `slowest_service` | the service with the highest mean duration over its counted lines (ties: alphabetically first) |
+        | `max_ms` | the largest duration over counted lines |
+
+        All counts and durations are JSON integers. Do not modify the log.
+        """)
+    expected_json = json.dumps(expected, sort_keys=True)
+    tests = textwrap.dedent(f'''\
+        import hashlib
+        import json
+        from pathlib import Path
+
+        SUMMARY = Path("/app/summary.json")
+        LOG = Path("/app/logs/app.log")
+        LOG_SHA256 = "{sha256_text(log_text)}"
+        EXPECTED = json.loads({expected_json!r})
+
+
+        def summary():
+            assert SUMMARY.exists(), "missing /app/summary.json"
+            return json.loads(SUMMARY.read_text())
+
+
+        def test_log_unchanged():
+            assert hashlib.sha256(LOG.read_bytes()).hexdigest() == LOG_SHA256
+
+
+        def test_keys():
+            assert set(summary()) == set(EXPECTED)
+
+
+        def test_counts():
+            got = summary()
+            assert got["total"] == EXPECTED["total"]
+            assert got["malformed"] == EXPECTED["malformed"]
+
+
+        def test_by_level():
+            assert summary()["by_level"] == EXPECTED["by_level"]
+
+
+        def test_target_level_by_service():
+            assert summary()["{key}"] == EXPECTED["{key}"]
+
+
+        def test_durations():
+            got = summary()
+            assert got["slowest_service"] == EXPECTED["slowest_service"]
+            assert got["max_ms"] == EXPECTED["max_ms"] and type(got["max_ms"]) is int
+        ''')
+    window_py = "None" if not window else f"({window[0].isoformat()!r}, {window[1].isoformat()!r})"
+    solution = solve_sh(textwrap.dedent(f'''\
+        python3 - <<'PY'
+        import json, re
+        from datetime import datetime
+
+        PATTERN = re.compile({FORMATS[fmt][1]!r})
+        WINDOW = {window_py}
+        window = tuple(datetime.fromisoformat(w) for w in WINDOW) if WINDOW else None
+        total = malformed = 0
+        by_level, target, durations = {{}}, {{}}, {{}}
+        for line in open("/app/logs/app.log").read().split("\\n"):
+            if not line.strip():
+                continue
+            m = PATTERN.match(line)
+            if not m:
+                malformed += 1
+                continue
+            g = m.groups()
+            if "{fmt}" == "iso":
+                when, level, service, ms = datetime.strptime(g[0], "%Y-%m-%dT%H:%M:%SZ"), g[1], g[2], int(g[5])
+            else:
+                when, level, service, ms = datetime.strptime(g[0], "%Y-%m-%d %H:%M:%S"), g[1], g[2], int(g[4])
+            if window and not (window[0] <= when < window[1]):
+                continue
+            total += 1
+            by_level[level] = by_level.get(level, 0) + 1
+            if level == "{level}":
+                target[service] = target.get(service, 0) + 1
+            durations.setdefault(service, []).append(ms)
+        means = {{s: sum(v) / len(v) for s, v in durations.items()}}
+        out = {{"total": total, "malformed": malformed, "by_level": by_level, "{key}": target,
+               "slowest_service": sorted(means, key=lambda s: (-means[s], s))[0],
+               "max_ms": max(ms for v in durations.values() for ms in v)}}
+        json.dump(out, open("/app/summary.json", "w"), indent=2, sort_keys=True)
+        PY
+        cat /app/summary.json
+        '''))
+    name = task_name("log-parse", rng, f"{fmt}-{level.lower()}")
+    files = {
+        "instruction.md": instruction,
+        "task.toml": task_toml(family="log-parse", seed_case=case.id, category="text-processing", tags=["python", "logs", "regex", "json"]),
+        "environment/Dockerfile": dockerfile(),
+        "environment/app/logs/app.log": log_text,
+        "solution/solve.sh": solution,
+        "tests/test.sh": pytest_test_sh(),
+        "tests/test_outputs.py": tests,
+    }
+    params = {"format": fmt, "level": level, "services": len(services), "lines": len(lines), "window": window is not None,
+              "leak_hint": None, "output_path": "/app/summary.json", "stale_output": ("summary.json", json.dumps(expected, indent=2, sort_keys=True) + "\n")}
+    return TaskDraft(name=name, family="log-parse", files=files, params=params)

@@ -1,0 +1,27 @@
+"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from autoenv.families.solver import ScriptRecipe, fill_program, first, program_source
+
+PROGRAM = program_source(__file__)
+
+
+class LogSummaryRecipe(ScriptRecipe):
+    name = "log_summary"
+
+    def parse(self, instruction: str) -> dict[str, Any] | None:
+        if "is **malformed**" not in instruction or "/app/summary.json" not in instruction:
+            return None
+        layout = first(r"```\n(.+?)\n```", instruction, re.S).strip()
+        key = first(r"\| `(\w+_by_service)` \|", instruction)
+        level = first(r"number of counted `(\w+)` lines", instruction)
+        window = re.search(r"window from `([^`]+)` \(inclusive\)\s+to `([^`]+)` \(exclusive\)", instruction)
+        return {"layout": layout, "key": key, "level": level, "window": list(window.groups()) if window else None,
+                "log": "/app/logs/app.log", "out": "/app/summary.json", "inputs": ["/app/logs/app.log"], "outputs": ["/app/summary.json"]}
+
+    def program(self, params: dict[str, Any]) -> str:
+        return fill_program(PROGRAM, params)

@@ -1,0 +1,253 @@
+"""Model-rebuild family: re-implement a small neural network's forward pass from its weights.
+
+Seed failure: the base agent was given exported weights and tried to install
+a deep-learning framework (no network), or transposed the weight matrices and
+never noticed. The template exports a random MLP (layer sizes, activation,
+weight layout, input normalisation, feature order all vary) to JSON and asks
+for a standard-library ``predict.py``; the verifier also runs that program on
+inputs the agent never saw, so hard-coding the shipped predictions fails.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+from autoenv.families.base import (
+    TaskDraft,
+    dockerfile,
+    pytest_test_sh,
+    sha256_text,
+    solve_sh,
+    task_name,
+    task_toml,
+)
+
+if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
+    from autoenv.proposer.models import SeedCase
+
+FEATURES = ["sepal_len", "sepal_wid", "petal_len", "petal_wid", "mass_g", "temp_c", "age_days", "ph", "density", "hue"]
+CLASSES = [["setosa", "versicolor", "virginica"], ["low", "high"], ["red", "green", "blue", "amber"], ["ok", "warn", "fail"]]
+
+ACTIVATIONS = {
+    "relu": ("`relu(z) = max(0, z)`", lambda z: max(0.0, z)),
+    "tanh": ("`tanh(z)` (hyperbolic tangent)", math.tanh),
+    "sigmoid": ("`sigmoid(z) = 1 / (1 + exp(-z))`", lambda z: 1 / (1 + math.exp(-z))),
+}
+
+
+def forward(model: dict[str, Any], row: dict[str, float]) -> list[float]:
+    x = [row[f] for f in model["features"]]
+    if "normalization" in model:
+        x = [(v - m) / s for v, m, s in zip(x, model["normalization"]["mean"], model["normalization"]["std"])]
+    act = ACTIVATIONS[model["activation"]][1]
+    layers = model["layers"]
+    for i, layer in enumerate(layers):
+        w, b = layer["weights"], layer["bias"]
+        if model["layout"] == "out_in":
+            z = [sum(w[o][j] * x[j] for j in range(len(x))) + b[o] for o in range(len(b))]
+        else:
+            z = [sum(w[j][o] * x[j] for j in range(len(x))) + b[o] for o in range(len(b))]
+        x = [act(v) for v in z] if i < len(layers) - 1 else z
+    m = max(x)
+    e = [math.exp(v - m) for v in x]
+    return [v / sum(e) for v in e]
+
+
+def _rows(rng: random.Random, features: list[str], stats: dict[str, tuple[float, float]], n: int, prefix: str) -> list[dict[str, Any]]:
+    return [{"id": f"{prefix}{i + 1:03d}", **{f: round(rng.gauss(*stats[f]), 3) for f in features}} for i in range(n)]
+
+
+def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+    n_in = rng.randint(3, 6)
+    features = rng.sample(FEATURES, n_in)
+    classes = rng.choice(CLASSES)
+    activation = rng.choice(sorted(ACTIVATIONS))
+    layout = rng.choice(["out_in", "in_out"])
+    hidden = [rng.randint(4, 8) for _ in range(rng.randint(1, 2))]
+    normalise = rng.random() < 0.6
+    stats = {f: (rng.uniform(-5, 50), rng.uniform(0.5, 8)) for f in features}
+    csv_order = features[:]
+    if rng.random() < 0.5:
+        rng.shuffle(csv_order)
+    for _ in range(40):
+        sizes = [n_in] + hidden + [len(classes)]
+        layers = []
+        for a, b in zip(sizes, sizes[1:]):
+            scale = 1.6 / math.sqrt(a)
+            w_out_in = [[round(rng.gauss(0, scale), 4) for _ in range(a)] for _ in range(b)]
+            weights = w_out_in if layout == "out_in" else [list(col) for col in zip(*w_out_in)]
+            layers.append({"weights": weights, "bias": [round(rng.gauss(0, 0.3), 4) for _ in range(b)]})
+        model: dict[str, Any] = {"format": "mlp-json-v1", "features": features, "classes": classes, "activation": activation,
+                                 "layout": layout, "layers": layers}
+        if normalise:
+            model["normalization"] = {"mean": [round(stats[f][0], 3) for f in features], "std": [round(stats[f][1], 3) for f in features]}
+        if not normalise:  # raw inputs: keep the scales sane for the network
+            stats = {f: (rng.uniform(-1, 1), rng.uniform(0.5, 1.5)) for f in features}
+        shipped = _rows(rng, features, stats, rng.randint(25, 40), "s")
+        hidden_rows = _rows(rng, features, stats, 30, "h")
+        probs = [forward(model, r) for r in shipped + hidden_rows]
+        labels = [max(range(len(p)), key=p.__getitem__) for p in probs]
+        margins = [sorted(p)[-1] - sorted(p)[-2] for p in probs]
+        if len(set(labels)) >= 2 and min(margins) > 0.01:
+            break
+
+    def csv_text(rows: list[dict[str, Any]]) -> str:
+        return ",".join(["id"] + csv_order) + "\n" + "".join(",".join([r["id"]] + [f"{r[f]}" for f in csv_order]) + "\n" for r in rows)
+
+    def expected(rows: list[dict[str, Any]]) -> list[tuple[str, str, float]]:
+        out = []
+        for r in rows:
+            p = forward(model, r)
+            k = max(range(len(p)), key=p.__getitem__)
+            out.append((r["id"], classes[k], round(p[k], 6)))
+        return out
+
+    weights_json = json.dumps(model, indent=1)
+    act_text = ACTIVATIONS[activation][0]
+    layout_text = ("`weights[i][j]` is the weight from input `j` to unit `i` (shape: units x inputs)" if layout == "out_in"
+                   else "`weights[j][i]` is the weight from input `j` to unit `i` (shape: inputs x units)")
+    norm_text = ("- first normalise the inputs: `x[k] = (x[k] - normalization.mean[k]) / normalization.std[k]`;\n" if normalise else "")
+    instruction = textwrap.dedent(f"""\
+        # Rebuild the classifier from its weights
+
+        A small neural network was trained elsewhere and exported to
+        `/app/model/weights.json`. The framework it was trained with is not
+        available here (and there is no network), so re-implement its forward
+        pass in pure Python (standard library only).
+
+        The JSON holds `features` (the input order the network expects), `classes`
+        (class names, in output order), `activation`, `layers` (each with
+        `weights` and `bias`){" and `normalization`" if normalise else ""}. The network computes, for one input row:
+
+        {norm_text}- `x` is the vector of feature values in the order of `features` (the CSV
+          columns may be in a different order: match them by name);
+        - every layer computes `z[i] = bias[i] + sum_j W(i, j) * x[j]` where {layout_text};
+        - every layer except the last applies {act_text} to each `z[i]`; the last
+          layer's `z` are the logits;
+        - the class probabilities are the softmax of the logits; the predicted class
+          is the one with the highest probability.
+
+        Write `/app/predict.py` so that
+
+        ```
+        python3 /app/predict.py INPUT.csv OUTPUT.csv
+        ```
+
+        reads a CSV file with a header row containing `id` and every feature, and
+        writes `OUTPUT.csv` with the header `id,label,confidence` and one line per
+        input row (same order): the row's `id`, the predicted class name, and its
+        probability with 4 decimal places.
+
+        Then run it on `/app/data/inputs.csv` to produce `/app/predictions.csv`.
+        Confidences are checked to within 0.001. Do not modify `/app/model/` or
+        `/app/data/`.
+        """)
+    exp_shipped, exp_hidden = expected(shipped), expected(hidden_rows)
+    tests = textwrap.dedent(f'''\
+        import csv
+        import hashlib
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        import pytest
+
+        WEIGHTS = Path("/app/model/weights.json")
+        WEIGHTS_SHA256 = "{sha256_text(weights_json)}"
+        HIDDEN = Path(__file__).with_name("unseen_inputs.csv")
+        # (id, label, confidence) for the shipped and the unseen inputs
+        EXPECTED_SHIPPED = {exp_shipped!r}
+        EXPECTED_UNSEEN = {exp_hidden!r}
+
+
+        def read(path):
+            with open(path, newline="") as fh:
+                rows = list(csv.reader(fh))
+            assert rows and rows[0] == ["id", "label", "confidence"], rows[:1]
+            return rows[1:]
+
+
+        def check(rows, expected):
+            assert len(rows) == len(expected)
+            for got, (rid, label, conf) in zip(rows, expected):
+                assert got[0] == rid and got[1] == label, (got, rid, label)
+                assert len(got[2].split(".")[-1]) == 4, got
+                assert float(got[2]) == pytest.approx(conf, abs=1e-3), got
+
+
+        def test_weights_unchanged():
+            assert hashlib.sha256(WEIGHTS.read_bytes()).hexdigest() == WEIGHTS_SHA256
+
+
+        def test_shipped_predictions():
+            assert Path("/app/predictions.csv").exists(), "missing /app/predictions.csv"
+            check(read("/app/predictions.csv"), EXPECTED_SHIPPED)
+
+
+        def test_predict_on_unseen_inputs(tmp_path):
+            out = tmp_path / "out.csv"
+            run = subprocess.run([sys.executable, "/app/predict.py", str(HIDDEN), str(out)], capture_output=True, text=True, timeout=60)
+            assert run.returncode == 0, run.stderr
+            check(read(out), EXPECTED_UNSEEN)
+        ''')
+    solution = solve_sh(textwrap.dedent('''\
+        cat > /app/predict.py <<'PY'
+        """Forward pass of the exported MLP (standard library only)."""
+        import csv, json, math, sys
+
+        model = json.load(open("/app/model/weights.json"))
+        ACT = {"relu": lambda z: max(0.0, z), "tanh": math.tanh, "sigmoid": lambda z: 1 / (1 + math.exp(-z))}[model["activation"]]
+
+        def probabilities(row):
+            x = [float(row[f]) for f in model["features"]]
+            norm = model.get("normalization")
+            if norm:
+                x = [(v - m) / s for v, m, s in zip(x, norm["mean"], norm["std"])]
+            for i, layer in enumerate(model["layers"]):
+                w, b = layer["weights"], layer["bias"]
+                if model["layout"] == "out_in":
+                    z = [b[o] + sum(w[o][j] * x[j] for j in range(len(x))) for o in range(len(b))]
+                else:
+                    z = [b[o] + sum(w[j][o] * x[j] for j in range(len(x))) for o in range(len(b))]
+                x = [ACT(v) for v in z] if i < len(model["layers"]) - 1 else z
+            m = max(x)
+            e = [math.exp(v - m) for v in x]
+            return [v / sum(e) for v in e]
+
+        def main(src, dst):
+            with open(src, newline="") as fh, open(dst, "w", newline="") as out:
+                writer = csv.writer(out, lineterminator="\\n")
+                writer.writerow(["id", "label", "confidence"])
+                for row in csv.DictReader(fh):
+                    p = probabilities(row)
+                    k = max(range(len(p)), key=p.__getitem__)
+                    writer.writerow([row["id"], model["classes"][k], f"{p[k]:.4f}"])
+
+        if __name__ == "__main__":
+            main(*sys.argv[1:3])
+        PY
+        python3 /app/predict.py /app/data/inputs.csv /app/predictions.csv
+        head -n 5 /app/predictions.csv
+        '''))
+    name = task_name("mlp-rebuild", rng, f"{activation}-{layout.replace('_', '')}")
+    files = {
+        "instruction.md": instruction,
+        "task.toml": task_toml(family="mlp-rebuild", seed_case=case.id, category="machine-learning",
+                               tags=["python", "neural-network", "inference", activation]),
+        "environment/Dockerfile": dockerfile(),
+        "environment/app/model/weights.json": weights_json,
+        "environment/app/data/inputs.csv": csv_text(shipped),
+        "solution/solve.sh": solution,
+        "tests/test.sh": pytest_test_sh("unseen_inputs.csv"),
+        "tests/test_outputs.py": tests,
+        "tests/unseen_inputs.csv": csv_text(hidden_rows),
+    }
+    probe = exp_shipped[0]
+    params = {"activation": activation, "layout": layout, "sizes": [n_in] + hidden + [len(classes)], "normalise": normalise,
+              "shuffled_columns": csv_order != features, "leak_hint": f"confidence {probe[2]!r} for {probe[0]}",
+              "stale_output": None, "output_path": "/app/predictions.csv"}
+    return TaskDraft(name=name, family="mlp-rebuild", files=files, params=params)

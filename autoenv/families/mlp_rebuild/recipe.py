@@ -1,0 +1,31 @@
+"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from autoenv.families.solver import ScriptRecipe, fill_program, first, program_source
+
+PROGRAM = program_source(__file__)
+
+
+class MlpRebuildRecipe(ScriptRecipe):
+    name = "mlp_forward_pass"
+    program_path = "/app/predict.py"
+
+    def parse(self, instruction: str) -> dict[str, Any] | None:
+        if not re.search(r"forward\s+pass", instruction) or "weights.json" not in instruction:
+            return None
+        return {"weights": first(r"`(/app/[\w/.-]*weights\.json)`", instruction),
+                "out_in": "shape: units x inputs" in instruction,
+                "inputs": ["/app/model/weights.json", "/app/data/inputs.csv"], "outputs": ["/app/predictions.csv"]}
+
+    def look(self, params: dict[str, Any]) -> str:
+        return "head -c 600 /app/model/weights.json; echo; head -n 3 /app/data/inputs.csv"
+
+    def program(self, params: dict[str, Any]) -> str:
+        return fill_program(PROGRAM, params).replace("\\\\n", "\\n")
+
+    def run_command(self, params: dict[str, Any]) -> str:
+        return "python3 /app/predict.py /app/data/inputs.csv /app/predictions.csv"

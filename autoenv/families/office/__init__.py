@@ -1,0 +1,102 @@
+"""What the office and web families share: families whose generator writes a task folder (documents, workbooks, an app).
+
+==================  =========================================================================
+family              deliverable and how it is checked
+==================  =========================================================================
+incident-webapp     a resolution saved through a small web app's form; tests read the app's
+                    SQLite storage and its audit log
+docx-formatting     a .docx brief with a phrase bold, a name italic, a heading centred; tests
+                    read it character by character with python-docx
+xlsx-variance       variance/status/total formulas in a workbook; tests evaluate the formulas
+                    with ``formula_eval`` on the sheet's numbers and on perturbed ones
+cashflow-memo       a live scenario sheet plus a memo whose recommendation must follow from
+                    the numbers
+==================  =========================================================================
+
+Each family's ``generator.write(task_dir, rng, seed_case=None)`` writes a complete, randomised
+Harbor task; :func:`folder_family` wraps it in the :class:`~autoenv.families.base.Family`
+interface (a draft holds the .docx/.xlsx fixtures as bytes). The bundled tasks in
+``examples/tasks`` are these generators' output for fixed seeds (:data:`BUNDLED`);
+``python -m autoenv.families.office bundled`` rewrites them and a test checks them against the
+generators, ``python -m autoenv.families.office generate FAMILY DIR --seed N`` writes a variant.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import string
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autoenv.families.base import Family, TaskDraft
+
+if TYPE_CHECKING:
+    from autoenv.agents.policies.recipes import Recipe
+
+#: Writes one task of a family into a folder: ``(task_dir, rng, seed_case)``.
+FolderWriter = Callable[..., None]
+
+#: examples/tasks/<name> -> (family, seed): the bundled tasks are generated, not hand-edited.
+BUNDLED: dict[str, tuple[str, int]] = {
+    "incident-runbook-webapp": ("incident-webapp", 11),
+    "docx-brief-formatting": ("docx-formatting", 7),
+    "variance-formulas-xlsx": ("xlsx-variance", 3),
+    "cashflow-scenarios-memo": ("cashflow-memo", 5),
+}
+
+
+def folder_family(name: str, description: str, keywords: tuple[str, ...], write: FolderWriter, recipe: Recipe) -> Family:
+    """A :class:`Family` whose generator writes a folder; its drafts read the folder back (binary fixtures as bytes)."""
+    return Family(name, description, keywords, lambda case, rng: _draft_from_folder(name, write, case, rng), recipe,
+                  write=write)
+
+
+def _draft_from_folder(family: str, write: FolderWriter, case, rng: random.Random) -> TaskDraft:
+    tail = "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(5))
+    name = f"{family}-{tail}"
+    with tempfile.TemporaryDirectory() as tmp:
+        task_dir = Path(tmp) / name
+        write(task_dir, rng, case)
+        files: dict[str, str | bytes] = {}
+        executable = set()
+        for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
+            rel = path.relative_to(task_dir).as_posix()
+            data = path.read_bytes()
+            try:
+                files[rel] = data if path.suffix in (".docx", ".xlsx") else data.decode("utf-8")
+            except UnicodeDecodeError:
+                files[rel] = data
+            if path.stat().st_mode & 0o111:
+                executable.add(rel)
+    return TaskDraft(name=name, family=family, files=files, executable=executable, params={"family": family})
+
+
+def office_families() -> dict[str, Family]:
+    """The registered families that write folders (the office and web ones)."""
+    from autoenv.families.registry import FAMILIES
+
+    return {name: f for name, f in FAMILIES.items() if f.write is not None}
+
+
+def generate(family: str, task_dir: Path | str, *, seed: int | random.Random = 0, seed_case=None) -> Path:
+    """Write a task of ``family`` to ``task_dir`` (replaced if it exists)."""
+    families = office_families()
+    if family not in families:
+        raise ValueError(f"unknown office family {family!r}; known: {', '.join(families)}")
+    task_dir = Path(task_dir)
+    if task_dir.exists():
+        shutil.rmtree(task_dir)
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    families[family].write(task_dir, rng, seed_case)
+    return task_dir
+
+
+def write_bundled(root: Path | str) -> list[Path]:
+    """(Re)write the bundled office/web tasks under ``root`` (normally examples/tasks)."""
+    return [generate(family, Path(root) / name, seed=seed) for name, (family, seed) in BUNDLED.items()]
+
+
+__all__ = ["BUNDLED", "folder_family", "generate", "office_families", "write_bundled"]

@@ -1,0 +1,209 @@
+"""What the office/web task families share: task skeleton files and reproducible office files.
+
+Every family writes a complete Harbor task: ``instruction.md``, ``task.toml``,
+``environment/Dockerfile`` + ``environment/app/``, ``solution/solve.sh`` (+
+``solve.py``), ``tests/test.sh`` + ``tests/test_outputs.py``. The verifier
+script is the same for all: pytest on the task's own test files only, run
+from a fresh folder with ``python3 -I`` so nothing the agent put in ``/app`` (a
+``pytest.py``, an ``openpyxl/`` package) shadows the real modules, in a fresh
+sandbox (Harbor's separate verifier mode, with ``/app`` collected from the
+agent's).
+
+Office files are written reproducibly: the same rng gives the same bytes
+(fixed zip timestamps and document properties), so a task's content hash only
+changes when its content does.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pprint
+import re
+import textwrap
+import zipfile
+from pathlib import Path
+from typing import Any
+
+#: Packages the verifiers import, pinned to releases that support Python 3.11 and 3.12.
+PYTEST_PIN = "pytest==8.3.4"
+OPENPYXL_PIN = "openpyxl==3.1.5"
+DOCX_PIN = "python-docx==1.1.2"
+
+FIXED_TIMESTAMP = "2024-01-01T00:00:00Z"
+FORMULA_EVAL_PATH = Path(__file__).with_name("formula_eval.py")
+CASE_MARKER = "CASE: dict = {}  # filled in by the generator"
+
+
+def write(path: Path, content: str | bytes, *, executable: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    if executable:
+        path.chmod(0o755)
+
+
+def reflow(markdown: str, width: int = 76) -> str:
+    """Re-wrap the prose paragraphs and list items of an instruction after placeholders were filled in."""
+    out = []
+    for block in markdown.strip("\n").split("\n\n"):
+        lines = block.split("\n")
+        if lines[0].startswith(("#", "```", "|", "    ")):
+            out.append(block)
+            continue
+        items: list[list[str]] = []
+        for line in lines:
+            if re.match(r"^\s*(\d+\.|-|\*)\s", line) or not items:
+                items.append([line])
+            else:
+                items[-1].append(line.strip())
+        wrapped = []
+        for item in items:
+            first = item[0]
+            m = re.match(r"^(\s*(?:(?:\d+\.|-|\*)\s+)?)", first)
+            lead = m.group(1)
+            text = " ".join([first[len(lead):].strip(), *item[1:]]).strip()
+            text = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", "\x00"), text)  # never break inside code
+            filled = textwrap.fill(text, width=width, initial_indent=lead, subsequent_indent=" " * len(lead),
+                                   break_long_words=False, break_on_hyphens=False)
+            wrapped.append(filled.replace("\x00", " "))
+        out.append("\n".join(wrapped))
+    return "\n\n".join(out) + "\n"
+
+
+def task_toml(*, difficulty: str, category: str, tags: list[str], agent_timeout: float = 600.0,
+              verifier_timeout: float = 120.0, extra_metadata: dict[str, Any] | None = None) -> str:
+    meta = "".join(f"{k} = {json.dumps(v)}\n" for k, v in (extra_metadata or {}).items())
+    from autoenv.families.base import ARTIFACTS_TOML, verifier_toml
+
+    return (
+        'schema_version = "1.4"\n'
+        + ARTIFACTS_TOML
+        + "\n[metadata]\n"
+        f'difficulty = "{difficulty}"\n'
+        f'category = "{category}"\n'
+        f"tags = {json.dumps(tags)}\n"
+        'author_name = "autoenv"\n'
+        f"{meta}\n"
+        + verifier_toml(verifier_timeout)
+        + "\n[agent]\n"
+        f"timeout_sec = {agent_timeout:.1f}\n\n"
+        "[environment]\n"
+        "build_timeout_sec = 600.0\n"
+        "cpus = 1\n"
+        "memory_mb = 2048\n"
+        'network_mode = "no-network"\n'
+    )
+
+
+def dockerfile(*packages: str, apt: tuple[str, ...] = ()) -> str:
+    """python:3.12-slim with pytest and ``packages`` from PyPI and ``apt`` Debian packages."""
+    apt_line = (f"RUN apt-get update && apt-get install -y --no-install-recommends {' '.join(apt)} && rm -rf /var/lib/apt/lists/*\n"
+                if apt else "")
+    return (
+        "FROM python:3.12-slim\n"
+        + apt_line
+        + f"RUN pip install --no-cache-dir {' '.join((PYTEST_PIN, *packages))}\n"
+        "WORKDIR /app\n"
+        "COPY app/ /app/\n"
+    )
+
+
+def test_sh(*support: str, unprivileged: bool = False) -> str:
+    """tests/test.sh: the hardened runner of every template family (templates/base.py).
+
+    Document tests parse files and run none of the agent's code, so pytest stays root (LibreOffice needs a
+    writable home); the web app's tests start the app the agent worked in, so they run as nobody.
+    """
+    from autoenv.families.base import pytest_test_sh
+
+    return pytest_test_sh(*support, unprivileged=unprivileged)
+
+
+def solve_sh(script: str = "solve.py") -> str:
+    return (
+        "#!/bin/bash\n"
+        "set -euo pipefail\n"
+        f'python3 "$(dirname "$0")/{script}"\n'
+    )
+
+
+def verifier_source(path: Path, case: dict[str, Any]) -> str:
+    """A verifier template (a real file in the family's ``files/``) with the task's constants in place of CASE_MARKER."""
+    source = path.read_text()
+    if CASE_MARKER not in source:  # pragma: no cover - template bug
+        raise RuntimeError(f"{path} lacks the line {CASE_MARKER!r}")
+    prefix = "CASE: dict = "
+    literal = pprint.pformat(case, width=110 - len(prefix), sort_dicts=True).replace("\n", "\n" + " " * len(prefix))
+    return source.replace(CASE_MARKER, prefix + literal, 1)
+
+
+def solution_source(path: Path, case: dict[str, Any]) -> str:
+    """The same substitution for reference solutions (they know the task's targets, like a person reading it would)."""
+    return verifier_source(path, case)
+
+
+# -- reproducible office files ----------------------------------------------------------
+
+_CORE_TIMES = re.compile(rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:\2>)")
+
+
+def reproducible_zip(data: bytes) -> bytes:
+    """Rewrite an OOXML zip with fixed timestamps (entries and docProps/core.xml)."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            content = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                content = _CORE_TIMES.sub(rb"\g<1>" + FIXED_TIMESTAMP.encode() + rb"\g<3>", content)
+            entry = zipfile.ZipInfo(info.filename, date_time=(2024, 1, 1, 0, 0, 0))
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            entry.external_attr = 0o644 << 16
+            dst.writestr(entry, content)
+    return out.getvalue()
+
+
+def save_workbook(wb, path: Path) -> None:
+    buf = io.BytesIO()
+    wb.save(buf)
+    write(path, reproducible_zip(buf.getvalue()))
+
+
+def save_document(doc, path: Path) -> None:
+    buf = io.BytesIO()
+    doc.save(buf)
+    write(path, reproducible_zip(buf.getvalue()))
+
+
+def new_document():
+    """A python-docx Document with fixed core properties."""
+    import datetime
+
+    import docx
+
+    doc = docx.Document()
+    props = doc.core_properties
+    props.author = "autoenv"
+    props.last_modified_by = "autoenv"
+    props.revision = 1
+    props.created = props.modified = datetime.datetime(2024, 1, 1)
+    return doc
+
+
+def new_workbook():
+    import datetime
+
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.properties.creator = "autoenv"
+    wb.properties.created = wb.properties.modified = datetime.datetime(2024, 1, 1)
+    return wb
+
+
+def flat(instruction: str) -> str:
+    """The instruction on one line, so recipes' patterns do not depend on where it was wrapped."""
+    return " ".join(instruction.split())

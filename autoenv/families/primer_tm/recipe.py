@@ -1,0 +1,31 @@
+"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoenv.families.primer_tm.generator import awk_solution
+from autoenv.families.solver import ScriptRecipe, first
+
+
+class PrimerTmRecipe(ScriptRecipe):
+    name = "primer_tm"
+    interpreter = "sh"
+    program_path = "/tmp/autoenv_primers.sh"
+
+    def parse(self, instruction: str) -> dict[str, Any] | None:
+        if "Wallace rule" not in instruction or "/app/primers.fasta" not in instruction:
+            return None
+        return {
+            "formula": "salt" if "salt-adjusted" in instruction else "basic",
+            "na": float(first(r"\[Na\+\] = ([0-9.]+)", instruction)) if "salt-adjusted" in instruction else 0.05,
+            "short": int(first(r"shorter than (\d+) bases", instruction)),
+            "max_delta": float(first(r"at most ([0-9.]+) °C", instruction)),
+            "inputs": ["/app/primers.fasta"], "outputs": ["/app/tm_report.tsv", "/app/pairs.tsv"],
+        }
+
+    def look(self, params: dict[str, Any]) -> str:
+        return "head -n 8 /app/primers.fasta; command -v python3 awk || true"
+
+    def program(self, params: dict[str, Any]) -> str:
+        return "#!/bin/sh\nset -e\n" + awk_solution(params["formula"], params["na"], params["short"], params["max_delta"])

@@ -1,0 +1,215 @@
+"""Shell scripting family: a bash tool that tallies files by extension.
+
+Seed failures: scripts that break on spaces in names, count directories or
+hidden files against the spec, sort with the locale's collation, or only work
+on the one directory they were tried on. The verifier runs the script on
+fresh trees it builds itself (spaces, dotfiles, names without extension,
+upper-case extensions, nested folders), so only a general script passes.
+Recursion, hidden-file handling, the sort order and the output separator vary.
+"""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from typing import TYPE_CHECKING
+
+from autoenv.families.base import (
+    TaskDraft,
+    dockerfile,
+    pytest_test_sh,
+    solve_sh,
+    task_name,
+    task_toml,
+)
+
+if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
+    from autoenv.proposer.models import SeedCase
+
+SORTS = {
+    "count": ("by `count` descending, ties by extension ascending", "-k2,2nr -k1,1"),
+    "bytes": ("by `bytes` descending, ties by extension ascending", "-k3,3nr -k1,1"),
+    "ext": ("by extension ascending", "-k1,1"),
+}
+
+REFERENCE = '''\
+def tally(root, recursive, hidden):
+    import os
+    stats = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if not recursive:
+            dirnames[:] = []
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            if name.startswith(".") and not hidden:
+                continue
+            stem = name[1:] if name.startswith(".") else name
+            ext = stem.rsplit(".", 1)[1].lower() if "." in stem else "(none)"
+            count, size = stats.get(ext, (0, 0))
+            stats[ext] = (count + 1, size + os.path.getsize(path))
+    return stats
+
+
+def render(stats, sort, sep):
+    rows = list(stats.items())
+    if sort == "count":
+        rows.sort(key=lambda r: (-r[1][0], r[0]))
+    elif sort == "bytes":
+        rows.sort(key=lambda r: (-r[1][1], r[0]))
+    else:
+        rows.sort(key=lambda r: r[0])
+    return "".join(f"{ext}{sep}{c}{sep}{b}\\n" for ext, (c, b) in rows)
+'''
+
+
+def _tree(rng: random.Random) -> dict[str, int]:
+    names = ["report", "notes", "photo", "IMG 0042", "data set", "backup", "README", "Makefile", "archive.tar", "song", "draft v2"]
+    exts = ["txt", "csv", "log", "JPG", "jpg", "md", "gz", "py", "json", ""]
+    files: dict[str, int] = {}
+    for _ in range(rng.randint(14, 26)):
+        folder = rng.choice(["", "", "", "sub/", "sub/deeper/", "other dir/"])
+        base = rng.choice(names)
+        ext = rng.choice(exts)
+        name = f"{base}.{ext}" if ext else base
+        if rng.random() < 0.12:
+            name = "." + name
+        files[folder + name] = rng.randint(0, 5000)
+    return files
+
+
+def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+    recursive = rng.random() < 0.5
+    hidden = rng.random() < 0.4
+    sort = rng.choice(sorted(SORTS))
+    sep_name, sep = rng.choice([("tab", "\t"), ("comma", ","), ("space", " ")])
+    script = rng.choice(["/app/bin/tally.sh", "/app/tally.sh", "/app/tools/extstats.sh"])
+    tree = _tree(rng)
+    scope = ("every regular file in `DIR` and, recursively, in all of its subdirectories" if recursive
+             else "every regular file directly inside `DIR` (do not descend into subdirectories)")
+    hidden_text = ("Hidden files (names starting with `.`) count like any other file." if hidden
+                   else "Hidden files (names starting with `.`) are skipped.")
+    sep_text = {"tab": "a tab", "comma": "a comma", "space": "a single space"}[sep_name]
+    instruction = textwrap.dedent(f"""\
+        # Tally files by extension
+
+        Write a bash script `{script}` (make it executable) that summarises a
+        directory tree by file extension:
+
+        ```
+        {script} DIR
+        ```
+
+        - Consider {scope}. Symbolic links, directories and other special files are
+          not counted. {hidden_text}
+        - The extension of a file is the part of its name after the last `.`,
+          lower-cased (`IMG.JPG` and `a.jpg` both have extension `jpg`, `x.tar.gz`
+          has `gz`). A name without a `.` (ignoring a leading `.` of a hidden file)
+          has the extension `(none)`.
+        - Print one line per extension: `EXTENSION`, `COUNT` (number of files) and
+          `BYTES` (their total size in bytes), separated by {sep_text}, sorted
+          {SORTS[sort][0]} (plain byte-wise comparison of the extension strings).
+          Print nothing else to standard output.
+        - File and directory names may contain spaces.
+        - If the number of arguments is not 1 or `DIR` is not a directory, print a
+          message to standard error and exit with status 2; otherwise exit 0.
+
+        Finally, run it on `/app/data` and save its output as `/app/report.txt`.
+        """)
+    tests = textwrap.dedent(f'''\
+        import os
+        import random
+        import subprocess
+        from pathlib import Path
+
+        import pytest
+
+        SCRIPT = "{script}"
+        RECURSIVE, HIDDEN, SORT, SEP = {recursive!r}, {hidden!r}, {sort!r}, {sep!r}
+
+        ''') + REFERENCE + textwrap.dedent(f'''\
+
+
+        def run(*args):
+            return subprocess.run(["bash", SCRIPT, *args], capture_output=True, text=True, timeout=30)
+
+
+        def build(root, rng):
+            names = ["a", "b c", "Report", "x.tar", "IMG 7", "notes", "z"]
+            exts = ["txt", "TXT", "gz", "md", "", "log", "Csv"]
+            for _ in range(rng.randint(10, 30)):
+                folder = root / rng.choice(["", "", "d1", "d1/d2", "d 3"])
+                folder.mkdir(parents=True, exist_ok=True)
+                ext = rng.choice(exts)
+                name = rng.choice(names) + (f".{{ext}}" if ext else "")
+                if rng.random() < 0.2:
+                    name = "." + name
+                (folder / name).write_text("y" * rng.randint(0, 3000))
+            (root / "d1" / "empty dir").mkdir(parents=True, exist_ok=True)
+            try:
+                (root / "link.txt").symlink_to(root / "d1")
+            except OSError:
+                pass
+
+
+        def test_script_is_executable():
+            assert os.access(SCRIPT, os.X_OK), f"{{SCRIPT}} missing or not executable"
+
+
+        def test_report_on_shipped_data():
+            got = Path("/app/report.txt").read_text()
+            assert got == render(tally("/app/data", RECURSIVE, HIDDEN), SORT, SEP)
+
+
+        @pytest.mark.parametrize("seed", [{rng.randint(1, 999)}, {rng.randint(1000, 1999)}, {rng.randint(2000, 2999)}])
+        def test_fresh_trees(tmp_path, seed):
+            build(tmp_path, random.Random(seed))
+            out = run(str(tmp_path))
+            assert out.returncode == 0, out.stderr
+            assert out.stdout == render(tally(str(tmp_path), RECURSIVE, HIDDEN), SORT, SEP)
+
+
+        def test_usage_errors(tmp_path):
+            assert run().returncode == 2
+            assert run(str(tmp_path), "extra").returncode == 2
+            assert run(str(tmp_path / "missing")).returncode == 2
+        ''')
+    depth = "" if recursive else "-maxdepth 1 "
+    hidden_filter = "" if hidden else "! -name '.*' "
+    awk_sep = {"tab": "\\t", "comma": ",", "space": " "}[sep_name]
+    body = textwrap.dedent(f'''\
+        #!/bin/bash
+        # Tally the files of a directory tree by extension.
+        set -euo pipefail
+        if [ "$#" -ne 1 ] || [ ! -d "$1" ]; then
+          echo "usage: $(basename "$0") DIR" >&2
+          exit 2
+        fi
+        find "$1" {depth}-type f {hidden_filter}-printf '%f\\t%s\\n' \\
+          | awk -F'\\t' '{{
+              name = $1; if (substr(name, 1, 1) == ".") name = substr(name, 2)
+              n = split(name, parts, ".")
+              ext = (n > 1) ? tolower(parts[n]) : "(none)"
+              count[ext]++; bytes[ext] += $2
+            }}
+            END {{ for (e in count) printf "%s\\t%d\\t%d\\n", e, count[e], bytes[e] }}' \\
+          | LC_ALL=C sort -t "$(printf '\\t')" {SORTS[sort][1]} \\
+          | awk -F'\\t' -v OFS='{awk_sep}' '{{ print $1, $2, $3 }}'
+        ''')
+    solution = solve_sh(f"mkdir -p \"$(dirname {script})\"\ncat > {script} <<'SH'\n{body}SH\nchmod +x {script}\n{script} /app/data > /app/report.txt\ncat /app/report.txt\n")
+    files = {
+        "instruction.md": instruction,
+        "task.toml": task_toml(family="shell-script", seed_case=case.id, category="system-administration",
+                               tags=["bash", "shell", "find", "awk"]),
+        "environment/Dockerfile": dockerfile(),
+        "solution/solve.sh": solution,
+        "tests/test.sh": pytest_test_sh(),
+        "tests/test_outputs.py": tests,
+    }
+    for rel, size in tree.items():
+        files[f"environment/app/data/{rel}"] = ("".join(rng.choice("abcdefgh \n") for _ in range(size)))[:size]
+    name = task_name("shell-script", rng, f"tally-{sort}")
+    params = {"recursive": recursive, "hidden": hidden, "sort": sort, "separator": sep_name, "script": script, "files": len(tree),
+              "leak_hint": None, "stale_output": None, "output_path": "/app/report.txt"}
+    return TaskDraft(name=name, family="shell-script", files=files, params=params)

@@ -1,0 +1,96 @@
+"""The base of the families' recipes: how the offline scripted solver does a family's tasks.
+
+The scripted policy (autoenv.agents.policies.scripted) solves only what its
+recipes recognise. Tasks the scripted proposer writes must be solvable by it
+sometimes (calibration needs a pass/fail mix), so each family ships a recipe
+beside its generator (``recipe.py``): it reads the instruction, looks at the files like a person would,
+writes a general program for the family (never the answers: it does not see
+the tests or the solution) and runs it. The policy reads them from
+:func:`autoenv.families.registry.recipes` on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from autoenv.agents.policies.actions import FinishAction, RunAction, WriteFileAction
+from autoenv.agents.policies.recipes import Episode, Plan, Recipe
+
+
+class ScriptRecipe(Recipe):
+    """Look at the inputs, write one program with the parsed parameters, run it, check the output."""
+
+    name = "script"
+    #: Interpreter for the program the recipe writes.
+    interpreter = "python3"
+    program_path = "/tmp/autoenv_solve.py"
+
+    def parse(self, instruction: str) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def program(self, params: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def look(self, params: dict[str, Any]) -> str:
+        paths = " ".join(shlex.quote(p) for p in params.get("inputs", []))
+        return f"ls -la /app; head -n 5 {paths}" if paths else "ls -la /app"
+
+    def run_command(self, params: dict[str, Any]) -> str:
+        return f"{self.interpreter} {self.program_path}"
+
+    def check(self, params: dict[str, Any]) -> str:
+        outputs = " ".join(shlex.quote(p) for p in params.get("outputs", []))
+        return f"head -n 12 {outputs}" if outputs else "true"
+
+    def match(self, instruction: str) -> dict[str, Any] | None:
+        try:
+            return self.parse(instruction)
+        except (AttributeError, IndexError, KeyError, ValueError):
+            return None
+
+    def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
+        yield Plan([RunAction(command=self.look(found))], "Look at the inputs named in the task.")
+        program = self.program(found)
+        run = yield Plan(
+            [WriteFileAction(path=self.program_path, content=program),
+             RunAction(command=self.run_command(found), timeout_sec=120)],
+            f"Write a {self.name} program for this task and run it.",
+        )
+        if not run or run[-1].exit_code != 0:
+            yield Plan([FinishAction(message="The program failed.")], "Give up.", {"intent": "recipe_failed"})
+            return
+        yield Plan([RunAction(command=self.check(found))], "Check the output.")
+        yield Plan([FinishAction(message=f"Done ({self.name}).")], "Done.")
+
+
+def embed(params: dict[str, Any]) -> str:
+    """Parameters as a Python literal line for the generated program."""
+    return "PARAMS = json.loads(" + repr(json.dumps(params)) + ")\n"
+
+
+def first(pattern: str, text: str, flags: int = 0) -> str:
+    m = re.search(pattern, text, flags)
+    if not m:
+        raise ValueError(pattern)
+    return m.group(1)
+
+
+#: The line of a recipe's ``files/solver_program.py`` that :func:`fill_program` replaces with the task's parameters.
+PARAMS_MARKER = "PARAMS: dict = {}  # filled in by the recipe (solver.embed)\n"
+
+
+def program_source(recipe_module: str) -> str:
+    """The program a family's recipe writes, kept as a real file (``files/solver_program.py`` beside the recipe)."""
+    source = (Path(recipe_module).with_name("files") / "solver_program.py").read_text()
+    if PARAMS_MARKER not in source:
+        raise RuntimeError(f"{recipe_module}: files/solver_program.py lacks the line {PARAMS_MARKER.strip()!r}")
+    return source
+
+
+def fill_program(source: str, params: dict[str, Any]) -> str:
+    """The program with this task's parameters in place of :data:`PARAMS_MARKER`."""
+    return source.replace(PARAMS_MARKER, embed(params), 1)
