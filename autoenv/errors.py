@@ -7,6 +7,12 @@ failed (infrastructure: retry or repair the machine), or autoenv has a bug (repo
 raises plain ``ValueError``/``RuntimeError``/pydantic errors for several of these; :func:`explain`
 turns any exception into an :class:`Explanation` with a kind, a message that names the task, the
 advice, and the exit code the CLI uses for that kind.
+
+autoenv's own exceptions say whose fault they are by type: :class:`TaskError`, :class:`BackendError`,
+:class:`SandboxFault` and :class:`EndpointError` (each carries its :class:`Fault`); anything else that
+escapes is a bug. Each kind is handled at one boundary: the CLI exits with its code (``cli.common.fail_with``),
+a proposer attempt that raised a task error is a rejected attempt (r_P 0) while every other kind stops
+the run (``proposer.propose``), and a trial records the error kind in its outcome (``trials.runner``).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import tomllib
 import traceback
 from enum import StrEnum
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,7 +39,37 @@ class Fault(StrEnum):
 EXIT_CODES: dict[Fault, int] = {Fault.TASK: 2, Fault.BACKEND: 3, Fault.SANDBOX: 4, Fault.ENDPOINT: 5, Fault.BUG: 70}
 
 
-class BackendUnsupported(ValueError):
+class AutoenvError(Exception):
+    """An error autoenv raises on purpose; its type says whose fault it is."""
+
+    fault: ClassVar[Fault] = Fault.BUG
+
+
+class TaskError(AutoenvError):
+    """The task (or the seed case, the input a user wrote) is wrong: fix it."""
+
+    fault = Fault.TASK
+
+
+class BackendError(AutoenvError, ValueError):
+    """The input may be fine; this backend cannot run it (or does not exist)."""
+
+    fault = Fault.BACKEND
+
+
+class SandboxFault(AutoenvError, RuntimeError):
+    """The sandbox runtime failed (runc, mounts, the network helper): infrastructure, not the task."""
+
+    fault = Fault.SANDBOX
+
+
+class EndpointError(AutoenvError, RuntimeError):
+    """No reply could be had from a model endpoint: infrastructure, not the task or the policy's attempt."""
+
+    fault = Fault.ENDPOINT
+
+
+class BackendUnsupported(BackendError):
     """This backend cannot run the task as written (a network policy, hardware); the task may be fine."""
 
 
@@ -64,9 +101,6 @@ def _pydantic_lines(exc: ValidationError) -> list[str]:
 
 def explain(exc: BaseException, *, task: Path | str | None = None, env: str | None = None) -> Explanation:
     """What ``exc`` means for ``task`` run on ``env``, and what to do about it."""
-    from autoenv.agents.policies.base import PolicyError
-    from autoenv.sandbox.backends import UnknownBackend
-    from autoenv.sandbox.local.container import SandboxError
     from autoenv.sandbox.local.image import BuildError
 
     name = Path(task).name if task else "task"
@@ -84,7 +118,7 @@ def explain(exc: BaseException, *, task: Path | str | None = None, env: str | No
     if isinstance(exc, BuildError):
         return make(Fault.TASK, f"{name}: environment/Dockerfile does not build: {text.splitlines()[0] if text else ''}",
                     "fix the Dockerfile line it names (the full build log is in the message above, or run `autoenv images make`)")
-    if isinstance(exc, UnknownBackend | BackendUnsupported) and not _UNSUPPORTED.search(text):
+    if isinstance(exc, BackendError) and not _UNSUPPORTED.search(text):
         return make(Fault.BACKEND, text, "choose one of the backends it lists")
     if (m := _UNSUPPORTED.search(text)) is not None:
         mode, backend = m.group(1), m.group(2)
@@ -97,10 +131,12 @@ def explain(exc: BaseException, *, task: Path | str | None = None, env: str | No
         return make(Fault.BACKEND, f"{name}: {text}", "run it on a backend with that hardware")
     if isinstance(exc, FileNotFoundError):
         return make(Fault.TASK, f"{name}: {text}", "check the path: a task is a folder with task.toml, instruction.md, environment/ and tests/")
-    if isinstance(exc, SandboxError):
+    if isinstance(exc, TaskError):
+        return make(Fault.TASK, f"{name}: {text}", "fix what the message names")
+    if isinstance(exc, SandboxFault):
         return make(Fault.SANDBOX, f"{name}: the sandbox failed, not the task: {text}",
                     "check the machine (`scripts/system-deps.sh backend`, runc and buildah as root) and run it again")
-    if isinstance(exc, PolicyError):
+    if isinstance(exc, EndpointError):
         return make(Fault.ENDPOINT, f"{name}: the model endpoint failed, not the task: {text}",
                     "check --base-url, the API key and that the server is up, then run it again")
     return make(Fault.BUG, f"{name}: {type(exc).__name__}: {text}",

@@ -45,6 +45,7 @@ from autoenv.agents.policies.actions import FinishAction
 from autoenv.agents.policies.base import Conversation, Policy, PolicyConfigError, PolicyError, PolicyReply, Turn
 from autoenv.agents.policies.prompts import invalid_reply_feedback, task_message
 from autoenv.agents.trajectory import TrajectoryRecorder
+from autoenv.vocab import SolverPolicy
 
 
 class TerminalAgentOptions(AgentOptions):
@@ -132,7 +133,7 @@ class TerminalAgent(BaseAgent):
 
     def _make_policy(self) -> Policy:
         o = self.options
-        if o.policy == "scripted":
+        if o.policy == SolverPolicy.SCRIPTED:
             return make_policy("scripted", seed=o.seed, success_rate=o.success_rate, policy_version=o.policy_version)
         if o.policy == "learned":
             return make_policy("learned", seed=o.seed, table=o.table, policy_version=o.policy_version)

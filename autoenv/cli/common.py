@@ -1,4 +1,4 @@
-"""Shared CLI plumbing: consistent error exits and JSON output."""
+"""Shared CLI plumbing: options read from the config models, consistent error exits and JSON output."""
 
 from __future__ import annotations
 
@@ -8,9 +8,24 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from pydantic import BaseModel
 from rich.markup import escape
 
 console = Console(stderr=True)
+
+
+def option(model: type[BaseModel], name: str, *flags: str, **extra: Any) -> Any:
+    """A ``typer.Option`` for a config model's field: its help is the field's description.
+
+    Commands take their defaults from :func:`default` of the same field, so a default is written once, on the
+    model the library reads too.
+    """
+    return typer.Option(*flags, help=model.model_fields[name].description, **extra)
+
+
+def default(model: type[BaseModel], name: str) -> Any:
+    """The config model's default of field ``name``."""
+    return model.model_fields[name].get_default(call_default_factory=True)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

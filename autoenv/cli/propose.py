@@ -13,51 +13,43 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-import autoenv.proposer  # noqa: F401  (teaches the scripted solver the proposer's families, for every command)
-from autoenv.cli.common import console, fail, print_json
-from autoenv.proposer.models import ProposeSummary, SeedCase
-from autoenv.proposer.propose import NETWORK_MODES, SCRIPTED_SOLVER, shared_solver
+from autoenv.cli.common import console, default, fail, option, print_json
+from autoenv.proposer.models import ProposeOptions, ProposeSummary, SeedCase
+from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.trials import runner
 
-METHODS = ("prompt", "feedback", "agentic")
-POLICIES = ("scripted", "openai")
+P = ProposeOptions
 
 
 def propose(
     seed_case: Annotated[Path, typer.Option("--seed-case", "-s", help="Seed case file (YAML or JSON).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Accepted tasks are written here (rejected ones under rejected/), with summary.json.")],
-    method: Annotated[str, typer.Option("--method", "-m", help="prompt, feedback or agentic.")] = "feedback",
-    policy: Annotated[str, typer.Option("--policy", "-p", help="scripted (offline templates) or openai (a served model).")] = "scripted",
-    attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, help="Tasks to attempt.")] = 1,
+    method: Annotated[Method, option(P, "method", "--method", "-m")] = default(P, "method"),
+    policy: Annotated[ProposerPolicy, option(P, "policy", "--policy", "-p")] = default(P, "policy"),
+    attempts: Annotated[int, option(P, "attempts", "--attempts", "-n", min=1)] = default(P, "attempts"),
     workspace: Annotated[Optional[Path], typer.Option(help="Persistent proposer workspace (default: OUT/../workspace).")] = None,
-    env: Annotated[str, typer.Option("--env", "-e", help="local (no container engine), or a Harbor environment.")] = "local",
-    solver: Annotated[Optional[str], typer.Option(help="Solver SPEC for calibration (default: the same model with --policy openai, else the scripted solver).")] = None,
-    rollouts: Annotated[int, typer.Option("-k", "--rollouts", min=1, help="Calibration rollouts (K).")] = 4,
-    max_rounds: Annotated[int, typer.Option(min=1, help="Validation rounds per attempt (feedback, agentic).")] = 3,
-    seed: Annotated[int, typer.Option(help="Seed of the proposer (and of the calibration rollouts).")] = 0,
-    flaw_rate: Annotated[float, typer.Option(help="Scripted proposer: share of first drafts with a realistic mistake.")] = 0.5,
-    model: Annotated[Optional[str], typer.Option(help="Model name for --policy openai.")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint for --policy openai.")] = None,
-    network: Annotated[Optional[str], typer.Option(help="The agentic proposer's sandbox network: public or no-network (default: public with a model, no-network offline).")] = None,
+    env: Annotated[str, option(P, "env", "--env", "-e")] = default(P, "env"),
+    solver: Annotated[Optional[str], option(P, "solver")] = default(P, "solver"),
+    rollouts: Annotated[int, option(P, "rollouts", "-k", "--rollouts", min=1)] = default(P, "rollouts"),
+    max_rounds: Annotated[int, option(P, "max_rounds", min=1)] = default(P, "max_rounds"),
+    seed: Annotated[int, option(P, "seed")] = default(P, "seed"),
+    flaw_rate: Annotated[float, option(P, "flaw_rate", min=0.0, max=1.0)] = default(P, "flaw_rate"),
+    model: Annotated[Optional[str], option(P, "model")] = default(P, "model"),
+    base_url: Annotated[Optional[str], option(P, "base_url")] = default(P, "base_url"),
+    network: Annotated[Optional[ProposerNetwork], option(P, "network")] = default(P, "network"),
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Generate tasks from a seed case; only tasks that pass validation and calibration are accepted."""
     from autoenv.proposer.propose import propose_async
 
-    if method not in METHODS:
-        fail(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
-    if policy not in POLICIES:
-        fail(f"--policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    if policy == "openai" and not model:
+    if policy == ProposerPolicy.OPENAI and not model:
         fail("--policy openai needs --model (and usually --base-url)")
-    network = network or ("public" if policy == "openai" else "no-network")
-    if network not in NETWORK_MODES:
-        fail(f"--network must be one of {', '.join(NETWORK_MODES)}, got {network!r}")
-    if solver is None:
-        solver = shared_solver(model, base_url) if policy == "openai" else SCRIPTED_SOLVER
-    if not 0.0 <= flaw_rate <= 1.0:
-        fail(f"--flaw-rate must be within [0, 1], got {flaw_rate}")
+    try:
+        options = ProposeOptions(method=method, policy=policy, attempts=attempts, env=env, solver=solver, rollouts=rollouts, seed=seed,
+                                 model=model, base_url=base_url, max_rounds=max_rounds, flaw_rate=flaw_rate, network=network)
+    except ValueError as exc:
+        fail(_one_line(str(exc)).replace("Value error, ", ""))
     try:
         case = SeedCase.load(seed_case)
     except ValueError as exc:
@@ -69,16 +61,14 @@ def propose(
     try:
         from autoenv.families.registry import family_for
 
-        if policy == "scripted":
+        if options.policy == ProposerPolicy.SCRIPTED:
             family_for(case)
     except ValueError as exc:
         fail(f"{seed_case}: {exc}")
     runner.quiet_harbor_logs()
     out = out.resolve()
     workspace = (workspace or out.parent / "workspace").resolve()
-    summary = _run_with_progress(case, dict(method=method, policy=policy, out_dir=out, workspace=workspace, attempts=attempts, env=env,
-                                            solver=solver, rollouts=rollouts, seed=seed, model=model, base_url=base_url,
-                                            max_rounds=max_rounds, flaw_rate=flaw_rate, network=network), quiet=json_out, propose_async=propose_async)
+    summary = _run_with_progress(case, options, out=out, workspace=workspace, quiet=json_out, propose_async=propose_async)
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / "summary.json"
     summary_path.write_text(summary.model_dump_json(indent=2))
@@ -106,10 +96,11 @@ def _one_line(text: str) -> str:
     return head.split(" validation error")[0].rsplit(" ", 1)[0] + " " + "; ".join(problems) if problems else head
 
 
-def _run_with_progress(case: SeedCase, kwargs: dict[str, Any], *, quiet: bool, propose_async: Any) -> ProposeSummary:
+def _run_with_progress(case: SeedCase, options: ProposeOptions, *, out: Path, workspace: Path, quiet: bool,
+                       propose_async: Any) -> ProposeSummary:
     with Progress(TextColumn("[bold]propose"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[status]}"),
                   console=console, transient=quiet) as progress:
-        bar = progress.add_task("propose", total=kwargs["attempts"], status=f"{case.id} ({kwargs['method']}, {kwargs['policy']})")
+        bar = progress.add_task("propose", total=options.attempts, status=f"{case.id} ({options.method}, {options.policy})")
 
         def on_event(kind: str, data: dict[str, Any]) -> None:
             if kind == "attempt":
@@ -123,7 +114,8 @@ def _run_with_progress(case: SeedCase, kwargs: dict[str, Any], *, quiet: bool, p
                 progress.update(bar, advance=1, status=f"{data['task'] or '-'}: {verdict}")
 
         try:
-            return asyncio.run(propose_async(case, on_event=on_event, **kwargs))
+            return asyncio.run(propose_async(case, out_dir=out, workspace=workspace, on_event=on_event,
+                                             **options.model_dump(exclude_unset=True)))
         except ValueError as exc:
             fail(str(exc))
 

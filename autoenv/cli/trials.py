@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from autoenv.spec import parse_options
 from autoenv.cli.common import console, fail, fail_with, print_json
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.taskfmt.check import find_tasks, is_task_dir
@@ -33,10 +34,10 @@ def agent_kwargs(policy: str | None, base_url: str | None, seed: int | None, ext
     if seed is not None:
         kwargs["seed"] = seed
     for item in extra:
-        key, sep, value = item.partition("=")
-        if not sep:
-            fail(f"--ak expects KEY=VALUE, got {item!r}")
-        kwargs[key] = value
+        try:
+            kwargs |= parse_options(item, what="--ak")
+        except ValueError as exc:
+            fail(str(exc).replace("expected key=value", "expects KEY=VALUE"))
     return kwargs
 
 
@@ -55,7 +56,7 @@ def trial(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
-    ak: Annotated[list[str], typer.Option("--ak", help="Extra agent kwarg KEY=VALUE (repeatable).")] = [],
+    ak: Annotated[list[str], typer.Option("--ak", help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false).")] = [],
     trials_dir: TrialsDirOpt = runner.default_trials_dir(),
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -93,7 +94,7 @@ def trials(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
-    ak: Annotated[list[str], typer.Option("--ak", help="Extra agent kwarg KEY=VALUE (repeatable).")] = [],
+    ak: Annotated[list[str], typer.Option("--ak", help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false).")] = [],
     trials_dir: TrialsDirOpt = runner.default_trials_dir(),
     json_out: Annotated[bool, typer.Option("--json", help="Print all outcomes as JSON.")] = False,
 ) -> None:

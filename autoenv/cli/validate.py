@@ -16,7 +16,8 @@ from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.taskfmt.check import Level, find_tasks, is_task_dir
 from autoenv.trials import runner
 from autoenv.validate import cache
-from autoenv.validate.calibration import CalibrationReport, acalibrate, parse_band, parse_solver_spec
+from autoenv.spec import SolverSpec
+from autoenv.validate.calibration import CalibrationReport, acalibrate, parse_band
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.validation import ValidationReport, avalidate_task, cached_validation
 
@@ -139,7 +140,7 @@ def calibrate(
     if not is_task_dir(path):
         fail(f"{path}: not a task folder (no task.toml)")
     try:
-        parse_solver_spec(solver)
+        SolverSpec.parse(solver)
         band_range = parse_band(band)
     except ValueError as exc:
         fail(str(exc))

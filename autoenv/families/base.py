@@ -242,7 +242,7 @@ def apply_flaw(draft: TaskDraft, flaw: str, rng: random.Random) -> TaskDraft:
     if flaw == "forgot_copy":
         if "COPY app/" not in docker:
             return draft
-        change("environment/Dockerfile", "\n".join(l for l in docker.splitlines() if not l.startswith("COPY app/")) + "\n")
+        change("environment/Dockerfile", "\n".join(line for line in docker.splitlines() if not line.startswith("COPY app/")) + "\n")
     elif flaw == "answer_in_instruction":
         answer = draft.params.get("leak_hint")
         if not answer:

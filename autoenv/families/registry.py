@@ -26,6 +26,7 @@ from autoenv.families import (
     xlsx_variance,
 )
 from autoenv.families.base import Family
+from autoenv.errors import TaskError
 
 if TYPE_CHECKING:
     from autoenv.agents.policies.recipes import Recipe
@@ -51,7 +52,7 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-class UnknownFamily(ValueError):
+class UnknownFamily(TaskError, ValueError):
     """A seed case or option names a family that is not registered."""
 
 

@@ -19,21 +19,24 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
-from autoenv.proposer.models import AttemptRecord, Method, SeedCase
-from autoenv.proposer.propose import SCRIPTED_SOLVER
-from autoenv.rollout.collect import Executor, GroupResult, SolverSpec, collect_groups, local_executor
+from autoenv.proposer.models import AttemptRecord, SeedCase
+from autoenv.vocab import SCRIPTED_SOLVER, Baseline, Method, ProposerNetwork, ProposerPolicy, ServeKind
+from autoenv.proposer.seeds import harvest_seed_cases
+from autoenv.proposer.stage import propose_step
+from autoenv.rollout.benchmark import score_benchmark
+from autoenv.rollout.collect import Executor, GroupResult, collect_groups, local_executor
+from autoenv.spec import SolverSpec
 from autoenv.store.db import Store
 from autoenv.taskfmt.check import find_tasks
 from autoenv.taskfmt.hashing import count_files, task_hash
-from autoenv.train.grpo import group_advantages
-from autoenv.trials.runner import TrialOutcome, arun_many
+from autoenv.train.backends import TrainResult, make_trainer
+from autoenv.train.batch import TrainingBatch
+from autoenv.train.build import build_batch
 
-ServeKind = Literal["none", "cpu", "vllm"]
-NetworkMode = Literal["no-network", "public"]
 #: Options a resumed run may change: how fast it runs and how far, never what it measures.
 RESUMABLE_OPTIONS = {"steps", "n_concurrent", "ray", "serve_port"}
 
@@ -43,53 +46,63 @@ class RunConfigMismatch(ValueError):
 
 
 class FlywheelConfig(BaseModel):
-    run: str = "main"
-    steps: int = 3
-    group_size: int = 4
-    tasks_per_step: int = 3
-    solver: str | None = Field(default=None, description="Solver spec; None: the shared policy (the served/endpoint model if any, else scripted).")
-    proposer_policy: str | None = Field(default=None, description="scripted or openai; None: openai when a model is given or served.")
-    model: str | None = Field(default=None, description="Model name at the endpoint (proposer, and solver by default).")
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint of the model.")
-    serve: ServeKind = Field(default="none", description="Serve each policy version for the rollouts: cpu (training env) or vllm.")
-    serve_port: int = 8011
-    proposer_network: NetworkMode | None = Field(default=None, description="The agentic proposer's sandbox network; None: public with a model, no-network offline.")
-    method: Method = "feedback"
-    proposals_per_step: int = 2  # a group of one proposer episode has no advantage
-    calibration_rollouts: int = 4
-    seed_cases_dir: Path | None = Field(default_factory=lambda: bundled_examples("seed_cases"))
-    benchmark_dir: Path | None = Field(default_factory=lambda: bundled_examples("tasks"))
-    benchmark_tasks: int | None = None  # None: every task of benchmark_dir
+    """One flywheel run: the only place its options and their defaults are written (``autoenv flywheel`` reads them)."""
+
+    run: str = Field(default="main", description="Run name inside the store; rerun the same name to resume.")
+    steps: int = Field(default=3, ge=1, description="Training steps to run (a resumed run skips finished steps).")
+    group_size: int = Field(default=4, ge=1, description="Rollouts per task (GRPO group size).")
+    tasks_per_step: int = Field(default=3, ge=1, description="Tasks rolled out per step.")
+    solver: str | None = Field(default=None, description=(
+        f"Solver spec: agent[:k=v,...]. Default: the shared policy (the model given or served, else {SCRIPTED_SOLVER}). "
+        "A policy=openai spec without base_url samples from the shared model."))
+    proposer_policy: ProposerPolicy | None = Field(default=None, description=(
+        "Proposer policy: scripted (offline) or openai. Default: openai when --model or --serve is given."))
+    model: str | None = Field(default=None, description="Model at the endpoint: the proposer and, by default, the solver (one shared policy).")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint of --model.")
+    serve: ServeKind = Field(default=ServeKind.NONE, description=(
+        "Serve each trained version to the next step's rollouts: none, cpu (training env; the tiny policy) or vllm (GPU)."))
+    serve_port: int = Field(default=8011, description="Port of the served policy (127.0.0.1).")
+    proposer_network: ProposerNetwork | None = Field(default=None, description=(
+        "Agentic proposer's sandbox network: public or no-network (default: public with a model, no-network offline)."))
+    method: Method = Field(default=Method.FEEDBACK, description="Proposer method: prompt, feedback or agentic.")
+    proposals_per_step: int = Field(default=2, ge=1, description=(
+        "Seed cases proposed from per step (the proposer's GRPO group; one episode alone has no advantage)."))
+    calibration_rollouts: int = Field(default=4, ge=1, description="Calibration rollouts per proposed task.")
+    seed_cases_dir: Path | None = Field(default_factory=lambda: bundled_examples("seed_cases"),
+                                        description="Folder of seed cases (YAML/JSON). Default: the bundled examples/seed_cases.")
+    benchmark_dir: Path | None = Field(default_factory=lambda: bundled_examples("tasks"),
+                                       description="Benchmark task folder scored after each step. Default: the bundled examples/tasks.")
+    benchmark_tasks: int | None = Field(default=None, ge=1, description="Score only the first N benchmark tasks (default: all).")
     benchmark_rollouts: int = Field(default=1, ge=1, description="Solver rollouts per benchmark task (a less noisy score with more).")
-    static_dir: Path | None = None
-    proposer_training: bool = True
-    trainer: str = "export"
-    env: str = "local"
-    ray: str | None = None
-    n_concurrent: int = 2
-    out_dir: Path = Path("runs") / "flywheel"
+    static_dir: Path | None = Field(default=None, description="Static baseline: train only on this task folder, no proposer.")
+    proposer_training: bool = Field(default=True, description="on: train the policy on proposer episodes too; off: baseline without.")
+    trainer: str = Field(default="export", description="Training backend spec: export (batches for external trainers), trl or table[:lr=...].")
+    env: str = Field(default="local", description="Sandbox backend for every trial.")
+    ray: str | None = Field(default=None, description="Ray address for rollouts (or 'local').")
+    n_concurrent: int = Field(default=2, ge=1, description="Trials at once on this machine.")
+    out_dir: Path = Field(default=Path("runs") / "flywheel", description="Where tasks, trials and training batches go.")
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @property
-    def baseline(self) -> str:
+    def baseline(self) -> Baseline:
         if self.static_dir is not None:
-            return "static"
-        return "autoenv" if self.proposer_training else "proposer-off"
+            return Baseline.STATIC
+        return Baseline.AUTOENV if self.proposer_training else Baseline.PROPOSER_OFF
 
     @property
     def served_model(self) -> bool:
         """A model is at hand: an endpoint, or the checkpoint the flywheel serves."""
-        return self.serve != "none" or self.model is not None or self.proposer_policy == "openai"
+        return self.serve != ServeKind.NONE or self.model is not None or self.proposer_policy == ProposerPolicy.OPENAI
 
     @computed_field  # stored with the run
     @property
-    def proposer(self) -> str:
+    def proposer(self) -> ProposerPolicy:
         """Who proposes: as given, else the model when one is given or served, else the scripted proposer."""
-        return self.proposer_policy or ("openai" if self.served_model else "scripted")
+        return self.proposer_policy or (ProposerPolicy.OPENAI if self.served_model else ProposerPolicy.SCRIPTED)
 
     def endpoint(self) -> tuple[str | None, str | None]:
         """(model, base_url) of the shared model: the served checkpoint, else the configured endpoint."""
-        if self.serve != "none":
+        if self.serve != ServeKind.NONE:
             return "policy", f"http://127.0.0.1:{self.serve_port}/v1"
         return self.model, self.base_url
 
@@ -117,10 +130,10 @@ class FlywheelConfig(BaseModel):
         if self.static_dir is not None:
             return "shared"  # no proposer acts
         solver_model = "policy=openai" in self.solver if self.solver else self.served_model
-        return "shared" if solver_model == (self.proposer == "openai") else "mixed"
+        return "shared" if solver_model == (self.proposer == ProposerPolicy.OPENAI) else "mixed"
 
-    def proposer_network_mode(self) -> NetworkMode:
-        return self.proposer_network or ("public" if self.served_model else "no-network")
+    def proposer_network_mode(self) -> ProposerNetwork:
+        return self.proposer_network or (ProposerNetwork.PUBLIC if self.served_model else ProposerNetwork.NO_NETWORK)
 
 
 def bundled_examples(name: str) -> Path | None:
@@ -147,6 +160,23 @@ class StepReport(BaseModel):
     benchmark_score: float | None = None
     proposer_valid_rate: float | None = None
     resumed: bool = False
+
+    def count_attempts(self, attempts: list[dict[str, Any]]) -> None:
+        self.proposals = len(attempts)
+        self.accepted = sum(1 for a in attempts if a["valid"] and a["calibrated"])
+        if attempts:
+            self.proposer_valid_rate = sum(1 for a in attempts if a["valid"]) / len(attempts)
+
+    def count_groups(self, groups: list[GroupResult], seconds: float) -> None:
+        self.collect_sec = seconds
+        self.groups = len(groups)
+        self.useful_groups = sum(g.useful for g in groups)
+        self.useful_group_rate = self.useful_groups / max(1, len(groups))
+
+    def count_training(self, result: TrainResult, seconds: float) -> None:
+        self.train_sec = seconds
+        self.loss = result.loss
+        self.policy_version_out = result.policy_version_out
 
 
 Progress = Callable[[str, dict[str, Any]], None]
@@ -196,7 +226,7 @@ class Flywheel:
 
     def proposer_table(self, policy_version: int) -> Path | None:
         """The offline learned proposer's table: the same checkpoint as the solver's (one policy), when it has one."""
-        if self.config.proposer != "scripted" or not self.config.trainer.startswith("table"):
+        if self.config.proposer != ProposerPolicy.SCRIPTED or not self.config.trainer.startswith("table"):
             return None
         checkpoint = self.policy_dir(policy_version)
         if checkpoint is not None and (checkpoint / "table.json").is_file():
@@ -210,7 +240,7 @@ class Flywheel:
 
     def proposer_label(self) -> str:
         model, _ = self.endpoint()
-        return f"the model {model!r}" if self.config.proposer == "openai" else "the scripted proposer"
+        return f"the model {model!r}" if self.config.proposer == ProposerPolicy.OPENAI else "the scripted proposer"
 
     # -- pieces --------------------------------------------------------------------
 
@@ -268,192 +298,81 @@ class Flywheel:
             if self.store.task(h) is None:
                 self.store.upsert_task(hash=h, name=path.name, path=str(path.resolve()), origin=origin, method=method, n_files=count_files(path))
 
-    async def propose(self, step: int, policy_version: int) -> list[AttemptRecord]:
-        from autoenv.proposer.propose import propose_async
-
-        records: list[AttemptRecord] = []
-        done = {a["attempt_key"] for a in self.store.attempts(self.config.run, step)}
-        for index, case in enumerate(self.seed_cases(step)):
-            key = f"{step}/{index}/{case.id}"
-            if key in done:
-                continue
-            self.progress("propose", {"seed_case": case.id, "method": self.config.method})
-            model, base_url = self.endpoint()
-            summary = await propose_async(
-                case,
-                method=self.config.method,
-                policy=self.config.proposer,
-                model=model if self.config.proposer == "openai" else None,
-                base_url=base_url if self.config.proposer == "openai" else None,
-                network=self.config.proposer_network_mode(),
-                proposer_table=self.proposer_table(policy_version),
-                out_dir=self.out / "tasks",
-                workspace=self.out / "workspace",
-                attempts=1,
-                env=self.config.env,
-                solver=self.solver_text(policy_version),
-                rollouts=self.config.calibration_rollouts,
-                seed=step * 1000 + index,
-            )
-            for record in summary.records:
-                records.append(record)
-                if record.task_hash and record.task_dir:
-                    self.store.upsert_task(hash=record.task_hash, name=Path(record.task_dir).name, path=record.task_dir, origin=case.id,
-                                           method=record.method, proposer=record.proposer, policy_version=policy_version,
-                                           valid=record.valid, calibrated=record.calibrated, pass_rate=record.pass_rate,
-                                           proposer_reward=record.reward, n_files=record.n_files, failed_check=None if record.valid else (record.reason or "")[:64])
-                self.store.record_attempt(run=self.config.run, step=step, seed_case=case.id, method=record.method, proposer=record.proposer,
-                                          policy_version=policy_version, task_hash=record.task_hash, valid=record.valid,
-                                          calibrated=record.calibrated, reason=record.reason, reward=record.reward, n_files=record.n_files,
-                                          n_actions=len(record.actions), actions=[a.model_dump() for a in record.actions],
-                                          duration_sec=record.duration_sec, episode_path=record.episode_path, attempt_key=key)
-        return records
-
-    def harvest_seed_cases(self, step: int, groups: list[GroupResult], pool: dict[str, Path]) -> int:
-        """Failed rollouts become the proposer's next seed cases (the loop's return edge).
-
-        Each is written from the failed trial itself (:func:`autoenv.proposer.seeds.seed_case_from_trial`:
-        the verifier's failing checks, the trajectory, the task's title, category and tags), so a
-        bundled or foreign task's ``category`` stays a description and never poses as a template family.
-        """
-        from autoenv.proposer.seeds import seed_case_from_trial, task_family
-
-        directory = self.out / "seed_cases"
-        directory.mkdir(parents=True, exist_ok=True)
-        made = 0
-        for group in groups:
-            if not group.rewards or min(group.rewards) >= 1.0:
-                continue
-            task_dir = pool[group.task_hash]
-            failed = [r for r in self.store.rollouts(group_id=group.group_id) if (r["reward"] or 0) < 1.0]
-            trial = Path(failed[0]["trajectory_path"]).parents[1] if failed and failed[0]["trajectory_path"] else None
-            case = seed_case_from_trial(trial) if trial is not None and (trial / "result.json").is_file() else None
-            if case is None:
-                case = SeedCase(id="-", task=str(task_dir), failure_mode="the solver failed the task",
-                                target_skill=f"the skill the failed task exercises: {task_dir.name}", family=task_family(task_dir))
-            case = case.model_copy(update={
-                "id": f"{task_dir.name}-s{step}", "task": str(task_dir), "reward": min(group.rewards),
-                "failure_mode": f"The solver failed {len(failed)} of {len(group.rewards)} rollouts. {case.failure_mode}"})
-            path = directory / f"{case.id}.yaml"
-            if not path.exists():
-                case.dump(path)
-                made += 1
-        return made
-
-    def training_batch(self, step: int, policy_version: int, groups: list[GroupResult]):
-        """Useful solver groups plus the step's proposer episodes (r_P), each as the policy saw it.
-
-        Solver samples come from the rollouts' ATIF trajectories, proposer samples from the
-        episodes recorded where the proposer ran (:mod:`autoenv.proposer.episode`), both with
-        exact token ids and log-probs where the endpoint returned them. Proposer attempts are
-        read from the store, so a resumed step trains on the same group.
-        """
-        from autoenv.train.batch import TrainingBatch, TrainingSample
-        from autoenv.train.trajectories import sample_from_trajectory
-
-        samples = []
-        for group in groups:
-            if not group.useful:
-                continue  # GRPO: no reward variance, no signal
-            for row in self.store.rollouts(group_id=group.group_id):
-                if not row["trajectory_path"] or not Path(row["trajectory_path"]).exists():
-                    continue
-                samples.append(sample_from_trajectory(row["trajectory_path"], role="solver", task_hash=row["task_hash"], group_id=group.group_id,
-                                                      rollout_id=row["id"], policy_version=row["policy_version"],
-                                                      reward=row["reward"] or 0.0, advantage=row["advantage"] or 0.0))
-        missing = 0
-        attempts = self.store.attempts(self.config.run, step) if self.config.static_dir is None else []
-        if self.config.proposer_training and attempts:
-            from autoenv.proposer.episode import ProposerEpisode
-
-            # the step's proposer attempts form one group: r_P relative to its mean
-            advantages = group_advantages([a["reward"] for a in attempts])
-            for row, advantage in zip(attempts, advantages):
-                if advantage == 0.0:
-                    continue
-                if not row.get("episode_path") or not Path(row["episode_path"]).is_file():
-                    missing += 1  # nothing the policy saw was recorded: no sample rather than an invented one
-                    continue
-                episode = ProposerEpisode.load(row["episode_path"])
-                samples.append(TrainingSample(role="proposer", task_hash=row["task_hash"] or "", group_id=-1, rollout_id=-1,
-                                              policy_version=row["policy_version"] if row["policy_version"] is not None else policy_version,
-                                              messages=episode.messages, turns=episode.turns, reward=row["reward"], advantage=advantage,
-                                              meta={"episode_path": row["episode_path"], "seed_case": row["seed_case"],
-                                                    "method": row["method"], "source": episode.source,
-                                                    **({"decisions": episode.decisions} if episode.decisions else {})}))
-        return TrainingBatch(run=self.config.run, step=step, policy_version=policy_version, samples=samples,
-                             meta={"proposer_episodes_missing": missing} if missing else {})
-
-    async def benchmark(self, step: int, policy_version: int) -> float | None:
-        if not self.config.benchmark_dir:
-            return None
-        tasks = find_tasks(Path(self.config.benchmark_dir))[: self.config.benchmark_tasks or None]
-        if not tasks:
-            return None
-        spec = self.step_spec(policy_version)
-        jobs = []
-        for i in range(self.config.benchmark_rollouts):
-            kwargs = dict(spec.kwargs)
-            if spec.agent == "terminal":
-                kwargs.update(seed=10_000 + 100 * step + i, policy_version=policy_version)
-            jobs += [(t, spec.agent, kwargs) for t in tasks]
-        outcomes: list[TrialOutcome] = await arun_many(jobs, n_concurrent=self.config.n_concurrent,
-                                                       env=self.config.env, trials_dir=self.out / "trials" / "benchmark")
-        return sum(o.reward or 0.0 for o in outcomes) / len(outcomes)
-
     # -- the loop ------------------------------------------------------------------
 
     async def step(self, step: int, policy_version: int) -> StepReport:
-        from autoenv.train.backends import make_trainer
-
+        """One step: each stage is a call into its own package, with typed results in between."""
         row = self.store.start_step(self.config.run, step, policy_version)
         if row["status"] == "done":
-            return StepReport(step=step, policy_version_in=row["policy_version_in"], policy_version_out=row["policy_version_out"], resumed=True,
-                              useful_group_rate=row["useful_group_rate"] or 0.0, benchmark_score=row["benchmark_score"])
+            return StepReport(step=step, policy_version_in=row["policy_version_in"], policy_version_out=row["policy_version_out"],
+                              resumed=True, useful_group_rate=row["useful_group_rate"] or 0.0, benchmark_score=row["benchmark_score"])
         report = StepReport(step=step, policy_version_in=policy_version, policy_version_out=policy_version)
-
         self.serve_version(policy_version)
-        if self.config.static_dir is None:
-            await self.propose(step, policy_version)
-        step_attempts = self.store.attempts(self.config.run, step)
-        report.proposals = len(step_attempts)
-        report.accepted = sum(1 for a in step_attempts if a["valid"] and a["calibrated"])
-        if step_attempts:
-            report.proposer_valid_rate = sum(1 for a in step_attempts if a["valid"]) / len(step_attempts)
 
+        await self.propose(step, policy_version)  # proposer/ (each draft judged by validate/ where it is made)
+        report.count_attempts(self.store.attempts(self.config.run, step))
+        tasks = self.choose_tasks(step)  # this run's newest accepted tasks, or the static set
+        started = time.monotonic()
+        groups = await self.collect(step, policy_version, tasks)  # rollout/: GRPO groups of the current solver
+        report.count_groups(groups, time.monotonic() - started)
+        harvest_seed_cases(self.store, step=step, groups=groups, tasks={h: p for p, h in tasks}, out_dir=self.out / "seed_cases")
+
+        started = time.monotonic()
+        batch = self.training_batch(step, policy_version, groups)  # train/build
+        result = self.train(batch, policy_version)  # train/backends
+        report.count_training(result, time.monotonic() - started)
+
+        self.serve_version(report.policy_version_out)  # the benchmark scores the new weights
+        report.benchmark_score = await score_benchmark(  # rollout/benchmark
+            self.config.benchmark_dir, spec=self.step_spec(report.policy_version_out), step=step,
+            policy_version=report.policy_version_out, max_tasks=self.config.benchmark_tasks, rollouts=self.config.benchmark_rollouts,
+            n_concurrent=self.config.n_concurrent, trials_dir=self.out / "trials" / "benchmark")
+        self.finish_step(step, report, batch, result)
+        return report
+
+    # -- the stages, as this run configures them ---------------------------------------
+
+    async def propose(self, step: int, policy_version: int) -> list[AttemptRecord]:
+        if self.config.static_dir is not None:
+            return []  # the static baseline has no proposer
+        model, base_url = self.endpoint() if self.config.proposer == ProposerPolicy.OPENAI else (None, None)
+        options = dict(method=self.config.method, policy=self.config.proposer, model=model, base_url=base_url,
+                       network=self.config.proposer_network_mode(), proposer_table=self.proposer_table(policy_version),
+                       env=self.config.env, solver=self.solver_text(policy_version), rollouts=self.config.calibration_rollouts)
+        return await propose_step(self.store, run=self.config.run, step=step, cases=self.seed_cases(step), policy_version=policy_version,
+                                  out_dir=self.out / "tasks", workspace=self.out / "workspace", options=options,
+                                  on_case=lambda case: self.progress("propose", {"seed_case": case.id, "method": self.config.method}))
+
+    def choose_tasks(self, step: int) -> list[tuple[Path, str]]:
+        """The step's tasks: the newest accepted ones (fresh supply), else a fixed set cycled through."""
         proposed = self.proposed_pool() if self.config.static_dir is None else []
         pool = proposed or self.pool()
-        self.register_tasks(pool, "static" if self.config.static_dir else "bundled", "static" if self.config.static_dir else "bundled")
+        origin = "static" if self.config.static_dir else "bundled"
+        self.register_tasks(pool, origin, origin)
         if not pool:
             raise RuntimeError("no tasks to train on: no accepted proposals, no bundled tasks and no --static set")
         k = min(self.config.tasks_per_step, len(pool))
-        # the newest accepted tasks (fresh supply); a fixed set is cycled through
         chosen = pool[:k] if proposed else [pool[(step * k + i) % len(pool)] for i in range(k)]
-        chosen = list(dict.fromkeys(chosen))
-        started = time.monotonic()
-        self.progress("collect", {"tasks": len(chosen), "group_size": self.config.group_size})
-        groups = await collect_groups(self.store, run=self.config.run, step=step, tasks=chosen, group_size=self.config.group_size,
-                                      spec=self.step_spec(policy_version), policy_version=policy_version, trials_dir=self.out / "trials",
-                                      executor=self.executor(policy_version),
-                                      on_rollout=lambda o: self.progress("rollout", {"task": o.task, "reward": o.reward}))
-        report.collect_sec = time.monotonic() - started
-        report.groups = len(groups)
-        report.useful_groups = sum(g.useful for g in groups)
-        report.useful_group_rate = report.useful_groups / max(1, len(groups))
-        self.harvest_seed_cases(step, groups, {h: p for p, h in chosen})
+        return list(dict.fromkeys(chosen))
 
-        started = time.monotonic()
-        batch = self.training_batch(step, policy_version, groups)
-        trainer = make_trainer(self.config.trainer)
+    async def collect(self, step: int, policy_version: int, tasks: list[tuple[Path, str]]) -> list[GroupResult]:
+        self.progress("collect", {"tasks": len(tasks), "group_size": self.config.group_size})
+        return await collect_groups(self.store, run=self.config.run, step=step, tasks=tasks, group_size=self.config.group_size,
+                                    spec=self.step_spec(policy_version), policy_version=policy_version, trials_dir=self.out / "trials",
+                                    executor=self.executor(policy_version),
+                                    on_rollout=lambda o: self.progress("rollout", {"task": o.task, "reward": o.reward}))
+
+    def training_batch(self, step: int, policy_version: int, groups: list[GroupResult]) -> TrainingBatch:
+        """Useful solver groups plus, when the proposer trains, the step's proposer episodes (:func:`build_batch`)."""
+        trains_proposer = self.config.proposer_training and self.config.static_dir is None
+        return build_batch(self.store, run=self.config.run, step=step, policy_version=policy_version, groups=groups,
+                           proposer_attempts=self.store.attempts(self.config.run, step) if trains_proposer else [])
+
+    def train(self, batch: TrainingBatch, policy_version: int) -> TrainResult:
         self.progress("train", {"samples": len(batch.samples), "backend": self.config.trainer})
-        result = trainer.train_step(batch, policy_dir=self.policy_dir(policy_version), out_dir=self.out / "train")
-        report.train_sec = time.monotonic() - started
-        report.loss = result.loss
-        report.policy_version_out = result.policy_version_out
+        return make_trainer(self.config.trainer).train_step(batch, policy_dir=self.policy_dir(policy_version), out_dir=self.out / "train")
 
-        if self.config.serve != "none":
-            self.serve_version(report.policy_version_out)  # the benchmark scores the new weights
-        report.benchmark_score = await self.benchmark(step, report.policy_version_out)
+    def finish_step(self, step: int, report: StepReport, batch: TrainingBatch, result: TrainResult) -> None:
         self.store.update_step(self.config.run, step, status="done", policy_version_out=report.policy_version_out, backend=self.config.trainer,
                                loss=report.loss, n_samples=len(batch.samples), n_groups=report.groups, n_useful_groups=report.useful_groups,
                                useful_group_rate=report.useful_group_rate, collect_sec=report.collect_sec, train_sec=report.train_sec,
@@ -464,7 +383,6 @@ class Flywheel:
             "benchmark_score": report.benchmark_score, "proposer_valid_rate": report.proposer_valid_rate, "loss": report.loss,
             "samples": float(len(batch.samples)),
         }.items() if v is not None})
-        return report
 
     def policy_dir(self, version: int) -> Path | None:
         path = self.out / "train" / f"v{version}"
@@ -472,7 +390,7 @@ class Flywheel:
 
     def serve_version(self, version: int) -> None:
         """Serve checkpoint v{version} at the shared endpoint before rollouts sample from it (``serve`` only)."""
-        if self.config.serve == "none":
+        if self.config.serve == ServeKind.NONE:
             return
         from autoenv.train.policy import checkpoint_dir
         from autoenv.train.serve import PolicyServer
@@ -482,7 +400,7 @@ class Flywheel:
             if version != 0:
                 raise FileNotFoundError(f"{checkpoint}: policy v{version} was never saved; the trainer {self.config.trainer!r} "
                                         "keeps no weights here (serving needs the trl backend)")
-            if self.config.serve != "cpu":
+            if self.config.serve != ServeKind.CPU:
                 raise FileNotFoundError(f"{checkpoint}: put the model to serve as v0 there (a save_pretrained folder)")
             from autoenv.train.tiny import init_policy
 
@@ -490,7 +408,7 @@ class Flywheel:
             init_policy(checkpoint)
         if self.server is None:
             self.server = PolicyServer(kind=self.config.serve, port=self.config.serve_port, served_model_name="policy",
-                                       log_dir=self.out / "serve", ready_timeout=900 if self.config.serve == "vllm" else 300)
+                                       log_dir=self.out / "serve", ready_timeout=900 if self.config.serve == ServeKind.VLLM else 300)
         self.progress("serve", {"version": version, "checkpoint": str(checkpoint)})
         self.server.swap(checkpoint)
 

@@ -57,6 +57,7 @@ from autoenv.proposer.models import ProposerAction, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer
 from autoenv.families.base import slug
 from autoenv.proposer.workspace import Workspace, mirror_task
+from autoenv.vocab import SCRIPTED_SOLVER, ProposerPolicy, SolverPolicy
 
 SANDBOX_ROOT = "/workspace"
 #: Errors that mean no reply could be had from the model (see autoenv.agents.policies.base).
@@ -86,7 +87,7 @@ class AgenticJob(BaseModel):
     seed: int = 0
     flaw_rate: float = 0.5
     env: str = "local"
-    solver: str = "terminal:policy=scripted,success_rate=0.6"
+    solver: str = SCRIPTED_SOLVER
     rollouts: int = 4
     max_rounds: int = 3
     trials_dir: str
@@ -291,7 +292,7 @@ class ProposerAgent(TerminalAgent):
 
     def _make_policy(self) -> Policy:
         job = self._job()
-        if self.options.policy == "scripted":
+        if self.options.policy == ProposerPolicy.SCRIPTED:
             return ScriptedAgenticPolicy(job)
         return super()._make_policy()
 
@@ -570,7 +571,7 @@ class AgenticOutcome:
 
 
 def agentic_task_name(case: SeedCase, *, policy: str, seed: int, attempt: int, proposer: ScriptedProposer) -> str:
-    if policy == "scripted":
+    if policy == ProposerPolicy.SCRIPTED:
         return proposer.draft(case, attempt).name
     return f"{slug(case.id, 20)}-s{seed}-a{attempt}"
 
@@ -608,7 +609,7 @@ async def run_agentic(
     job_file = jobs / f"job-{attempt}-{stamp}.json"
     job_file.write_text(job.model_dump_json(indent=2))
     task = proposer_task(workspace, case, task_name, rollouts=rollouts, attempt=attempt, network=network)
-    kwargs: dict[str, Any] = {"job": str(job_file), "policy": "scripted" if policy == "scripted" else "openai", "seed": seed}
+    kwargs: dict[str, Any] = {"job": str(job_file), "policy": str(SolverPolicy.SCRIPTED if policy == ProposerPolicy.SCRIPTED else SolverPolicy.OPENAI), "seed": seed}
     env_kwargs = {"mask_paths": [str(p) for p in [workspace.root, *(mask_paths or [])]]} if env == "local" else None
     outcome = await arun_trial(task, "autoenv.proposer.agentic:ProposerAgent", env=env, model=model if policy != "scripted" else None,
                                agent_kwargs={**kwargs, **({"base_url": base_url} if base_url and policy != "scripted" else {})},

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.validate.calibration import CalibrationReport, acalibrate
+from autoenv.vocab import SCRIPTED_SOLVER
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.validation import ValidationReport, avalidate_task
 
@@ -70,7 +71,7 @@ async def judge_task(
     task_dir: Path | str,
     *,
     env: str = "local",
-    solver: str = "terminal:policy=scripted,success_rate=0.6",
+    solver: str = SCRIPTED_SOLVER,
     rollouts: int = 4,
     seed: int = 0,
     trials_dir: Path | str | None = None,

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-Method = Literal["prompt", "feedback", "agentic"]
+from autoenv.vocab import SCRIPTED_SOLVER, Method, ProposerNetwork, ProposerPolicy, shared_solver
 ActionKind = Literal["Read", "Build", "Write", "Test"]
 
 
@@ -45,7 +45,7 @@ class SeedCase(BaseModel):
             raise ValueError(f"{path}: a seed case must be a mapping with id, task, failure_mode, target_skill")
         try:
             return cls.model_validate(data)
-        except Exception as exc:
+        except ValidationError as exc:
             raise ValueError(f"{path}: invalid seed case: {exc}") from exc
 
     def dump(self, path: Path | str) -> None:
@@ -94,3 +94,42 @@ class ProposeSummary(BaseModel):
     files_per_accepted: list[int] = Field(default_factory=list)
     duration_sec: float
     records: list[AttemptRecord] = Field(default_factory=list)
+
+
+class ProposeOptions(BaseModel):
+    """How to propose from a seed case: the one place the defaults of ``autoenv propose`` and ``propose()`` live."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: Method = Field(default=Method.FEEDBACK, description="prompt, feedback or agentic.")
+    policy: ProposerPolicy = Field(default=ProposerPolicy.SCRIPTED, description="scripted (offline templates) or openai (a served model).")
+    attempts: int = Field(default=1, ge=1, description="Tasks to attempt.")
+    env: str = Field(default="local", description="local (no container engine), or a Harbor environment.")
+    solver: str | None = Field(default=None, description="Solver SPEC for calibration (default: the same model with --policy openai, else the scripted solver).")
+    rollouts: int = Field(default=4, ge=1, description="Calibration rollouts (K).")
+    seed: int = Field(default=0, description="Seed of the proposer (and of the calibration rollouts).")
+    model: str | None = Field(default=None, description="Model name for --policy openai.")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for --policy openai.")
+    max_rounds: int = Field(default=3, ge=1, description="Validation rounds per attempt (feedback, agentic).")
+    flaw_rate: float = Field(default=0.5, ge=0.0, le=1.0, description="Scripted proposer: share of first drafts with a realistic mistake.")
+    network: ProposerNetwork | None = Field(default=None, description="The agentic proposer's sandbox network: public or no-network (default: public with a model, no-network offline).")
+    proposer_table: Path | None = Field(default=None, description="A learned policy table the scripted proposer draws its choices from.")
+
+    @model_validator(mode="after")
+    def _model_for_openai(self) -> "ProposeOptions":
+        if self.policy == ProposerPolicy.OPENAI and not self.model:
+            raise ValueError("--policy openai needs a model name (--model)")
+        return self
+
+    @property
+    def solver_spec(self) -> str:
+        """The calibration solver: as given, else one shared policy (a model proposer is calibrated against itself)."""
+        if self.solver is not None:
+            return self.solver
+        return shared_solver(self.model, self.base_url) if self.policy == ProposerPolicy.OPENAI else SCRIPTED_SOLVER
+
+    @property
+    def network_mode(self) -> ProposerNetwork:
+        if self.network is not None:
+            return self.network
+        return ProposerNetwork.PUBLIC if self.policy == ProposerPolicy.OPENAI else ProposerNetwork.NO_NETWORK

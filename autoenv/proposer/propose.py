@@ -30,27 +30,18 @@ from autoenv.proposer.actions import ActionLog
 from autoenv.proposer.episode import ProposerEpisode, ScriptedEpisode, from_trajectory, read_task_files
 from autoenv.proposer.fixer import repair
 from autoenv.proposer.judge import Verdict, judge_task
-from autoenv.proposer.models import AttemptRecord, Method, ProposeSummary, SeedCase
+from autoenv.proposer.models import AttemptRecord, ProposeOptions, ProposeSummary, SeedCase
+from autoenv.vocab import Method, ProposerPolicy
 from autoenv.proposer.scripted import ScriptedProposer, write_draft
 from autoenv.families.base import slug
 from autoenv.proposer.workspace import Workspace, copy_task
 from autoenv.taskfmt.hashing import count_files, task_hash
 
-METHODS: tuple[str, ...] = ("prompt", "feedback", "agentic")
-POLICIES: tuple[str, ...] = ("scripted", "openai")
-#: The agentic proposer's sandbox network (the paper's proposer works with web access).
-NETWORK_MODES: tuple[str, ...] = ("no-network", "public")
-SCRIPTED_SOLVER = "terminal:policy=scripted,success_rate=0.6"
 
 
 REJECTED_DIR = "rejected"
 
 Event = Callable[[str, dict[str, Any]], None]
-
-
-def shared_solver(model: str | None, base_url: str | None) -> str:
-    """The solver spec for one shared policy: the proposer's own model answers as the solver too."""
-    return "terminal:policy=openai" + (f",model={model}" if model else "") + (f",base_url={base_url}" if base_url else "")
 
 
 def _noop(_event: str, _data: dict[str, Any]) -> None:
@@ -60,36 +51,20 @@ def _noop(_event: str, _data: dict[str, Any]) -> None:
 async def propose_async(
     case: SeedCase,
     *,
-    method: Method,
-    policy: str,
     out_dir: Path,
     workspace: Path,
-    attempts: int,
-    env: str = "local",
-    solver: str | None = None,
-    rollouts: int = 4,
-    seed: int = 0,
-    model: str | None = None,
-    base_url: str | None = None,
-    max_rounds: int = 3,
-    flaw_rate: float = 0.5,
-    network: str = "no-network",
-    proposer_table: str | Path | None = None,
     on_event: Event | None = None,
+    **options: Any,
 ) -> ProposeSummary:
-    """Run ``attempts`` attempts of ``method`` on ``case``; accepted tasks land in ``out_dir``."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
-    if policy not in POLICIES:
-        raise ValueError(f"unknown proposer policy {policy!r}; choose one of: {', '.join(POLICIES)}")
-    if policy == "openai" and not model:
-        raise ValueError("--policy openai needs a model name (--model)")
-    if attempts < 1 or max_rounds < 1:
-        raise ValueError("attempts and max_rounds must be at least 1")
-    if network not in NETWORK_MODES:
-        raise ValueError(f"unknown proposer network {network!r}; choose one of: {', '.join(NETWORK_MODES)}")
-    if solver is None:  # one policy: a model proposer is calibrated against the same model
-        solver = shared_solver(model, base_url) if policy == "openai" else SCRIPTED_SOLVER
+    """Run ``options.attempts`` attempts on ``case``; accepted tasks land in ``out_dir``.
+
+    ``options`` are the fields of :class:`~autoenv.proposer.models.ProposeOptions` (method, policy, attempts,
+    solver, ...), validated there with their defaults.
+    """
+    o = ProposeOptions(**options)
+    method, policy, attempts, env, rollouts, seed = o.method, o.policy, o.attempts, o.env, o.rollouts, o.seed
+    model, base_url, max_rounds, flaw_rate, proposer_table = o.model, o.base_url, o.max_rounds, o.flaw_rate, o.proposer_table
+    solver, network = o.solver_spec, o.network_mode
     emit = on_event or _noop
     started = time.monotonic()
     ws = Workspace(workspace).init()
@@ -103,7 +78,7 @@ async def propose_async(
         from autoenv.agents.policies.learned import PolicyTable
 
         table = PolicyTable.load(proposer_table)
-    proposer_name = "scripted" if policy == "scripted" else f"openai:{model}"
+    proposer_name = "scripted" if policy == ProposerPolicy.SCRIPTED else f"openai:{model}"
 
     records: list[AttemptRecord] = []
     for attempt in range(attempts):
@@ -118,7 +93,7 @@ async def propose_async(
         error: str | None = None
         episodes: list[ProposerEpisode] = []
         try:
-            if method == "agentic":
+            if method == Method.AGENTIC:
                 from autoenv.proposer.agentic import run_agentic
 
                 outcome = await run_agentic(case, ws, attempt=attempt, policy=policy, env=env, solver=solver, rollouts=rollouts, seed=seed,
@@ -134,7 +109,7 @@ async def propose_async(
                     episodes.append(from_trajectory(trajectory))
                 if task_dir is not None:
                     verdict = await _judge(task_dir, log, settings, emit, rounds)
-            elif policy == "scripted":
+            elif policy == ProposerPolicy.SCRIPTED:
                 task_dir, verdict, rounds, family, params, repairs = await _scripted_attempt(
                     case, ws, attempt, method, log, seed=seed, flaw_rate=flaw_rate, max_rounds=max_rounds, settings=settings, emit=emit,
                     episodes=episodes, table=table)
@@ -217,7 +192,7 @@ async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method:
     verdict = await _judge(task_dir, log, settings, emit, rounds)
     repairs: list[str] = []
     variant = 0
-    while method == "feedback" and not verdict.accepted and rounds < max_rounds:
+    while method == Method.FEEDBACK and not verdict.accepted and rounds < max_rounds:
         feedback = verdict.feedback()
         log.add("Read", f"feedback: {feedback.splitlines()[0][:200]}")
         chat.feedback(feedback)
@@ -263,7 +238,7 @@ async def _model_attempt(case: SeedCase, ws: Workspace, attempt: int, method: st
         rounds = 1
         verdict = await _judge(task_dir, log, settings, emit, rounds)
         repairs: list[str] = []
-        while method == "feedback" and not verdict.accepted and rounds < max_rounds:
+        while method == Method.FEEDBACK and not verdict.accepted and rounds < max_rounds:
             log.add("Read", f"feedback: {verdict.feedback().splitlines()[0][:200]}")
             files, deletions = await writer.revise(verdict.feedback(), name)
             if not files and not deletions:

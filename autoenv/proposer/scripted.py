@@ -98,7 +98,7 @@ class ScriptedProposer:
             return None
         if self._level is not None:
             return self._level
-        choice = self._choose(f"level:{family.name}", tuple(str(l) for l in family.levels), random.Random(f"{self.seed}:{case.id}:{attempt}:level"))
+        choice = self._choose(f"level:{family.name}", tuple(str(level) for level in family.levels), random.Random(f"{self.seed}:{case.id}:{attempt}:level"))
         self._level = int(choice)
         return self._level
 

@@ -12,6 +12,8 @@ description (its title, category and tags).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import re
 import tomllib
@@ -26,6 +28,11 @@ from autoenv.trials.runner import ERROR_KINDS
 
 FAILED_TEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$", re.M)
 ASSERT_LINE = re.compile(r"^E\s+(.*\S)", re.M)
+
+
+if TYPE_CHECKING:
+    from autoenv.rollout.collect import GroupResult
+    from autoenv.store.db import Store
 
 
 def trial_dirs(root: Path | str) -> Iterator[Path]:
@@ -192,3 +199,32 @@ def write_seed_cases(cases: list[SeedCase], out_dir: Path | str) -> list[Path]:
             case.dump(path)
         written.append(path)
     return written
+
+
+def harvest_seed_cases(store: Store, *, step: int, groups: list[GroupResult], tasks: dict[str, Path], out_dir: Path) -> int:
+    """Failed rollouts become the proposer's next seed cases (the loop's return edge); returns how many were new.
+
+    One per group with a failure, written from a failed trial itself (:func:`seed_case_from_trial`: the
+    verifier's failing checks, the trajectory, the task's title, category and tags), so a bundled or
+    foreign task's ``category`` stays a description and never poses as a template family.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    made = 0
+    for group in groups:
+        if not group.rewards or min(group.rewards) >= 1.0:
+            continue
+        task_dir = tasks[group.task_hash]
+        failed = [r for r in store.rollouts(group_id=group.group_id) if (r["reward"] or 0) < 1.0]
+        trial = Path(failed[0]["trajectory_path"]).parents[1] if failed and failed[0]["trajectory_path"] else None
+        case = seed_case_from_trial(trial) if trial is not None and (trial / "result.json").is_file() else None
+        if case is None:
+            case = SeedCase(id="-", task=str(task_dir), failure_mode="the solver failed the task",
+                            target_skill=f"the skill the failed task exercises: {task_dir.name}", family=task_family(task_dir))
+        case = case.model_copy(update={
+            "id": f"{task_dir.name}-s{step}", "task": str(task_dir), "reward": min(group.rewards),
+            "failure_mode": f"The solver failed {len(failed)} of {len(group.rewards)} rollouts. {case.failure_mode}"})
+        path = out_dir / f"{case.id}.yaml"
+        if not path.exists():
+            case.dump(path)
+            made += 1
+    return made

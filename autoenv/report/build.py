@@ -21,8 +21,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from autoenv.store.db import Store  # noqa: E402
 from autoenv.validate.stats import wilson_interval  # noqa: E402
+from autoenv.vocab import Method  # noqa: E402
 
-METHODS = ("prompt", "feedback", "agentic")
+METHODS = tuple(Method)
 ACTION_KINDS = ("Read", "Build", "Write", "Test")
 
 

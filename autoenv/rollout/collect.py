@@ -13,31 +13,14 @@ import asyncio
 import hashlib
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autoenv.spec import SolverSpec
 from autoenv.store.db import Store
 from autoenv.train.grpo import group_advantages
 from autoenv.trials.runner import TrialOutcome, arun_trial
-from autoenv.validate.calibration import parse_solver_spec
-
-
-@dataclass
-class SolverSpec:
-    """Which agent solves, with which policy: e.g. terminal + scripted policy."""
-
-    agent: str = "terminal"
-    kwargs: dict[str, Any] = field(default_factory=lambda: {"policy": "scripted"})
-    model: str | None = None
-    env: str = "local"
-    seeded: bool = True
-
-    @classmethod
-    def parse(cls, text: str, env: str = "local") -> "SolverSpec":
-        """The calibration SPEC syntax: ``terminal:policy=scripted,success_rate=0.5``, ``coin:p=0.5``, ``oracle``."""
-        parsed = parse_solver_spec(text)
-        return cls(agent=parsed.agent, kwargs=dict(parsed.kwargs), env=env, seeded=parsed.seeded)
 
 
 @dataclass
@@ -73,7 +56,7 @@ def local_executor(n_concurrent: int = 2, policy_version: int = 0) -> Executor:
 
         async def one(job: RolloutJob) -> TrialOutcome:
             async with semaphore:
-                return await arun_trial(job.task_dir, spec.agent, env=spec.env, model=spec.model,
+                return await arun_trial(job.task_dir, spec.agent, env=spec.env,
                                         agent_kwargs=_kwargs_for(job, spec, policy_version), trials_dir=trials_dir)
 
         return list(await asyncio.gather(*(one(j) for j in jobs)))

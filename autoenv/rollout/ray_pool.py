@@ -14,7 +14,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from autoenv.rollout.collect import Executor, RolloutJob, SolverSpec, _kwargs_for
+from autoenv.rollout.collect import Executor, RolloutJob, _kwargs_for
+from autoenv.spec import SolverSpec
 from autoenv.trials.runner import TrialOutcome
 
 
@@ -33,14 +34,14 @@ def ray_executor(address: str = "local", policy_version: int = 0, num_cpus: int 
     ray = _init(address, num_cpus)
 
     @ray.remote(num_cpus=1)
-    def one(task_dir: str, agent: str, env: str, model: str | None, kwargs: dict, trials_dir: str) -> dict:
+    def one(task_dir: str, agent: str, env: str, kwargs: dict, trials_dir: str) -> dict:
         from autoenv.trials.runner import quiet_harbor_logs, run_trial
 
         quiet_harbor_logs()
-        return run_trial(task_dir, agent, env=env, model=model, agent_kwargs=kwargs, trials_dir=trials_dir).model_dump()
+        return run_trial(task_dir, agent, env=env, agent_kwargs=kwargs, trials_dir=trials_dir).model_dump()
 
     async def run(jobs: list[RolloutJob], spec: SolverSpec, trials_dir: Path) -> list[TrialOutcome]:
-        refs = [one.remote(str(j.task_dir), spec.agent, spec.env, spec.model, _kwargs_for(j, spec, policy_version), str(trials_dir)) for j in jobs]
+        refs = [one.remote(str(j.task_dir), spec.agent, spec.env, _kwargs_for(j, spec, policy_version), str(trials_dir)) for j in jobs]
         results = await asyncio.to_thread(ray.get, refs)
         return [TrialOutcome(**r) for r in results]
 

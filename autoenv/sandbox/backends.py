@@ -12,14 +12,16 @@ from __future__ import annotations
 from harbor.models.environment_type import EnvironmentType
 from harbor.models.trial.config import EnvironmentConfig
 
+from autoenv.errors import BackendError
+
 LOCAL_IMPORT_PATH = "autoenv.sandbox.local:LocalEnvironment"
 #: Harbor's docker environment with no-network enforced by Docker itself where Harbor's
 #: egress-control sidecar image cannot be pulled (see autoenv.sandbox.docker)
 DOCKER_IMPORT_PATH = "autoenv.sandbox.docker:OfflineDockerEnvironment"
 
 
-class UnknownBackend(ValueError):
-    pass
+class UnknownBackend(BackendError):
+    """No backend of that name (the message lists those there are)."""
 
 
 def backend_names() -> list[str]:

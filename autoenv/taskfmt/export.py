@@ -12,9 +12,10 @@ from pathlib import Path
 
 from autoenv.taskfmt.check import check_task, errors
 from autoenv.taskfmt.hashing import IGNORED_PARTS
+from autoenv.errors import TaskError
 
 
-class ExportError(ValueError):
+class ExportError(TaskError, ValueError):
     pass
 
 

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from autoenv.spec import split_spec
 from autoenv.train.batch import TrainingBatch
 from autoenv.train.policy import POLICY_META, checkpoint_dir
 
@@ -162,35 +163,13 @@ def _table_trainer(**options: Any) -> Any:
 TRAINERS: dict[str, Any] = {"export": ExportTrainer, "trl": HFTrainer, "hf": HFTrainer, "table": _table_trainer}
 
 
-def _coerce(value: str) -> Any:
-    lowered = value.lower()
-    if lowered in ("true", "yes", "on"):
-        return True
-    if lowered in ("false", "no", "off"):
-        return False
-    if lowered in ("none", "null"):
-        return None
-    for cast in (int, float):
-        try:
-            return cast(value)
-        except ValueError:
-            pass
-    return value
-
-
 def make_trainer(spec: str = "export", **overrides: Any) -> Trainer:
     """A trainer from ``name[:key=value,...]`` (e.g. ``trl:lr=1e-4,steps=4,base=tiny``); ``overrides`` win over the spec."""
-    name, _, rest = spec.partition(":")
-    name = name.strip().lower()
+    name, options = split_spec(spec, known=TRAINERS.keys(), what="trainer spec")
+    name = name.lower()
     if name not in TRAINERS:
         raise ValueError(f"unknown trainer {name!r}; choose one of {', '.join(sorted(TRAINERS))}")
-    options: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"trainer spec {spec!r}: expected key=value, got {item!r}")
-        options[key.strip().replace("-", "_")] = _coerce(value.strip())
-    options.update(overrides)
+    options = {key.replace("-", "_"): value for key, value in options.items()} | overrides
     try:
         return TRAINERS[name](**options)
     except TypeError as exc:

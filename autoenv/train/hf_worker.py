@@ -123,6 +123,8 @@ def _render(tokenizer: Any, template: str, messages: list[dict[str, Any]], gener
 
 def encode_messages(tokenizer: Any, template: str, messages: list[dict[str, Any]]) -> tuple[list[int], list[int]]:
     """Token ids of the rendered conversation and a 0/1 mask of trainable assistant tokens."""
+    import jinja2  # the chat templates' engine (a dependency of transformers)
+
     full = _render(tokenizer, template, messages)
     spans: list[tuple[int, int]] = []
     for i, message in enumerate(messages):
@@ -133,7 +135,7 @@ def encode_messages(tokenizer: Any, template: str, messages: list[dict[str, Any]
             raise TemplateError(f"chat template is not prefix-preserving at message {i}")
         try:
             before = _render(tokenizer, template, messages[:i], generation_prompt=True) if i else ""
-        except Exception:  # some templates refuse a conversation that does not start with a user turn
+        except (ValueError, jinja2.TemplateError):  # some templates refuse a conversation that does not start with a user turn
             before = ""
         start = 0
         for a, b in zip(before, upto):

@@ -12,7 +12,6 @@ from autoenv.validate.calibration import (
     CalibrationReport,
     acalibrate,
     calibrate,
-    parse_solver_spec,
 )
 from autoenv.validate.checks import CheckResult
 from autoenv.validate.reward import proposer_reward
@@ -21,5 +20,5 @@ from autoenv.validate.validation import ValidationReport, avalidate_task, valida
 
 __all__ = [
     "CalibrationReport", "CheckResult", "ValidationReport", "acalibrate", "avalidate_task", "calibrate",
-    "parse_solver_spec", "proposer_reward", "register_store_hook", "task_content_hash", "validate_task", "wilson_interval",
+    "proposer_reward", "register_store_hook", "task_content_hash", "validate_task", "wilson_interval",
 ]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 
 from autoenv.taskfmt.hashing import task_hash
 
@@ -140,7 +141,7 @@ def save_record(task_dir: Path | str, kind: Kind, key: str, record: BaseModel) -
     for hook in list(_store_hooks):
         try:
             hook(kind, task_dir, record)
-        except Exception:  # the local record is already safe; a store outage must not lose the verdict
+        except (OSError, SQLAlchemyError):  # the local record is already safe; a store outage must not lose the verdict
             log.exception("store hook %r failed for %s", hook, task_dir)
     return written
 

@@ -24,75 +24,16 @@ from typing import Any
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field, field_validator
 
-from autoenv.trials.runner import AUTOENV_AGENTS, TrialOutcome, arun_many
+from autoenv.spec import SolverSpec
+from autoenv.trials.runner import TrialOutcome, arun_many
 from autoenv.validate import cache
 from autoenv.validate.stats import wilson_interval
 from autoenv.validate.validation import autoenv_version
-
-#: Short solver names autoenv adds on top of the trial runner's agents.
-SOLVER_ALIASES = {"coin": "autoenv.agents.coin:CoinOracleAgent"}
-
-#: Solvers that take a per-rollout ``seed`` even when the spec does not mention one.
-SEEDED_SOLVERS = {"coin", "terminal"}
 
 #: Trial errors that are the solver's own failure (they count as a fail);
 #: anything else (build, setup, crashed infrastructure) says nothing about
 #: the solver and is left out of the rate.
 SOLVER_ERRORS = {None, "agent_timeout", "reward_missing", "reward_invalid", "verifier_timeout"}
-
-
-class SolverSpec(BaseModel):
-    """A parsed SPEC: what to run and with which agent kwargs."""
-
-    spec: str
-    name: str
-    agent: str = Field(description="what autoenv.trials.runner accepts: a Harbor name, autoenv short name or module:Class")
-    kwargs: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def seeded(self) -> bool:
-        return self.name in SEEDED_SOLVERS or "seed" in self.kwargs
-
-
-def _value(text: str) -> Any:
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_solver_spec(spec: str) -> SolverSpec:
-    """``NAME[:key=value,...]`` where NAME is a short name or ``module.path:Class``."""
-    text = spec.strip()
-    if not text:
-        raise ValueError("empty solver spec; use e.g. oracle, nop, coin:p=0.5, terminal:policy=scripted or module:Class")
-    kwargs: dict[str, Any] = {}
-    first, sep, rest = text.partition(":")
-    known = SOLVER_ALIASES.keys() | AUTOENV_AGENTS.keys() | {"oracle", "nop"}
-    if sep and first not in known and "=" not in rest.split(":")[0]:
-        # module.path:Class[:key=value,...]
-        cls, _, options = rest.partition(":")
-        text = f"{first}:{cls}"
-    else:
-        # NAME[:key=value,...]; values may contain ':' (URLs)
-        text, options = first, rest
-    for item in filter(None, options.split(",")) if options else []:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"solver spec {spec!r}: expected key=value, got {item!r}")
-        kwargs[key.strip()] = _value(value.strip())
-    if not text or text.endswith(":"):
-        raise ValueError(f"solver spec {spec!r}: missing the solver name before ':'")
-    name = text
-    agent = SOLVER_ALIASES.get(name, name)
-    if ":" not in agent and agent not in AUTOENV_AGENTS and not agent.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"solver spec {spec!r}: {name!r} is neither a short name nor module:Class")
-    return SolverSpec(spec=spec, name=name, agent=agent, kwargs=kwargs)
 
 
 def parse_band(text: str | None) -> tuple[float, float] | None:
@@ -212,7 +153,7 @@ async def acalibrate(
     task_dir = Path(path).resolve()
     if not (task_dir / "task.toml").is_file():
         raise FileNotFoundError(f"{task_dir}: not a task folder (no task.toml)")
-    spec = parse_solver_spec(solver)
+    spec = SolverSpec.parse(solver)
     settings = CalibrationSettings(solver=solver, rollouts=rollouts, band=band, threshold=threshold, env=env, seed=seed)
     content_hash = cache.task_content_hash(task_dir)
     if not force:

@@ -105,7 +105,8 @@ def test_ray_executor_matches_local_pool(tmp_path):
     pytest.importorskip("ray")
     import asyncio
 
-    from autoenv.rollout.collect import SolverSpec, collect_groups, local_executor
+    from autoenv.rollout.collect import collect_groups, local_executor
+    from autoenv.spec import SolverSpec
     from autoenv.rollout.ray_pool import ray_executor, shutdown
     from autoenv.taskfmt.hashing import task_hash
 

@@ -13,7 +13,7 @@ import pytest
 
 from autoenv.flywheel.loop import Flywheel, FlywheelConfig, RunConfigMismatch
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.propose import SCRIPTED_SOLVER
+from autoenv.vocab import SCRIPTED_SOLVER
 from autoenv.store import schema
 from autoenv.store.db import Store
 from tests.conftest import EXAMPLE_TASKS, needs_namespaces
@@ -77,6 +77,7 @@ def test_an_old_store_is_migrated_in_place(tmp_path):
 def test_a_seed_case_harvested_from_a_bundled_task_is_one_the_proposer_can_use(tmp_path):
     """Bundled tasks carry a ``category`` (here "databases"), which is no template family: it must not become one."""
     from autoenv.proposer.propose import propose
+    from autoenv.proposer.seeds import harvest_seed_cases
     from autoenv.rollout.collect import collect_groups
     from autoenv.taskfmt.hashing import task_hash
 
@@ -88,7 +89,7 @@ def test_a_seed_case_harvested_from_a_bundled_task_is_one_the_proposer_can_use(t
     groups = asyncio.run(collect_groups(store, run="h", step=0, tasks=[pair], group_size=2, spec=flywheel.spec, policy_version=0,
                                         trials_dir=tmp_path / "trials", executor=flywheel.executor(0)))
     assert groups[0].rewards == [0.0, 0.0]
-    assert flywheel.harvest_seed_cases(0, groups, {pair[1]: task}) == 1
+    assert harvest_seed_cases(store, step=0, groups=groups, tasks={pair[1]: task}, out_dir=flywheel.out / "seed_cases") == 1
     case = SeedCase.load(tmp_path / "h" / "seed_cases" / "sqlite-sales-report-s0.yaml")
     assert case.family is None and "databases" in case.target_skill
     assert "failed 2 of 2 rollouts" in case.failure_mode and case.source_trial

@@ -25,7 +25,8 @@ from chat_server import MODEL, ReplayServer, completion  # isort: skip
 from autoenv.agents.policies.base import PolicyError
 from autoenv.proposer.episode import ProposerEpisode
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.propose import SCRIPTED_SOLVER, propose
+from autoenv.proposer.propose import propose
+from autoenv.vocab import SCRIPTED_SOLVER
 from autoenv.families.registry import FAMILIES
 from autoenv.families.base import slug
 from autoenv.validate.validation import validate_task

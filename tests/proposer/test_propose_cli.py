@@ -32,6 +32,8 @@ def test_propose_command_writes_tasks_and_summary(tmp_path):
 
 def test_propose_command_rejects_bad_options(tmp_path):
     seed = str(SEED_CASES / "primer-tm-no-python.yaml")
-    for args, message in ((["--method", "magic"], "--method"), (["--policy", "openai"], "--model"), (["--env", "nowhere"], "unknown environment")):
+    # a value outside the vocabulary is a usage error (exit 2, with the choices); a bad combination or backend exits 1
+    for args, message, code in ((["--method", "magic"], "'prompt', 'feedback', 'agentic'", 2), (["--policy", "openai"], "--model", 1),
+                                (["--env", "nowhere"], "unknown environment", 1)):
         result = runner.invoke(app, ["propose", "--seed-case", seed, "--out", str(tmp_path / "o"), *args])
-        assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output, result.output
+        assert result.exit_code == code and message in result.output and "Traceback" not in result.output, result.output

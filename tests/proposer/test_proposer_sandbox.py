@@ -19,7 +19,8 @@ from proposer_helpers import needs_sandbox  # isort: skip  (puts the agent tests
 from chat_server import MODEL, ReplayServer, completion  # isort: skip
 
 from autoenv.proposer.models import SeedCase
-from autoenv.proposer.propose import SCRIPTED_SOLVER, propose
+from autoenv.proposer.propose import propose
+from autoenv.vocab import SCRIPTED_SOLVER
 
 pytestmark = [needs_sandbox, pytest.mark.slow]
 

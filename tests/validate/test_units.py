@@ -13,7 +13,8 @@ from autoenv.agents.adversary import CHEAT_FAMILIES, cheat_script, mentioned_com
 from autoenv.agents.coin import coin_flip
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate import cache
-from autoenv.validate.calibration import CalibrationReport, CalibrationSettings, judge, parse_band, parse_solver_spec
+from autoenv.spec import SolverSpec
+from autoenv.validate.calibration import CalibrationReport, CalibrationSettings, judge, parse_band
 from autoenv.validate.checks import CHECK_ORDER, CheckResult, check_deterministic, check_nop, check_timeouts
 from autoenv.validate.leakage import python_answer_literals, scan_instruction, scan_tree, shell_answer_literals, task_secrets
 from autoenv.validate.reward import ACCEPTED_REWARD, VALID_REWARD, proposer_reward
@@ -73,14 +74,14 @@ def test_coin_is_seeded_and_fair():
     ],
 )
 def test_parse_solver_spec(spec, agent, kwargs):
-    parsed = parse_solver_spec(spec)
+    parsed = SolverSpec.parse(spec)
     assert parsed.agent == agent and parsed.kwargs == kwargs
 
 
 @pytest.mark.parametrize("spec", ["", ":p=1", "coin:p", "bad name!"])
 def test_parse_solver_spec_rejects(spec):
     with pytest.raises(ValueError):
-        parse_solver_spec(spec)
+        SolverSpec.parse(spec)
 
 
 def test_parse_band():

@@ -20,22 +20,24 @@ from autoenv.agents.policies.base import (
     PolicyReply,
 )
 
-POLICIES = ("scripted", "learned", "openai")
+from autoenv.vocab import SolverPolicy
+
+POLICIES = tuple(SolverPolicy)
 
 
 def make_policy(name: str, **kwargs: Any) -> Policy:
     """Build a policy; kwargs a policy does not take are an error, not silently dropped."""
-    if name == "scripted":
+    if name == SolverPolicy.SCRIPTED:
         from autoenv.agents.policies.scripted import ScriptedPolicy
 
         allowed = {"seed", "success_rate", "policy_version"}
         factory: Any = ScriptedPolicy
-    elif name == "learned":
+    elif name == SolverPolicy.LEARNED:
         from autoenv.agents.policies.learned import LearnedPolicy
 
         allowed = {"seed", "table", "policy_version"}
         factory = LearnedPolicy
-    elif name == "openai":
+    elif name == SolverPolicy.OPENAI:
         from autoenv.agents.policies.openai_policy import OpenAIPolicy
 
         allowed = {

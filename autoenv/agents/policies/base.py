@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from autoenv.agents.policies.actions import Action
+from autoenv.errors import EndpointError
 
 # -- errors -----------------------------------------------------------------------------
 # A bad *reply* (no valid action) is the model's fault and is fed back to it; the
@@ -21,7 +22,7 @@ from autoenv.agents.policies.actions import Action
 # infrastructure failure and must not be scored as a failed attempt.
 
 
-class PolicyError(RuntimeError):
+class PolicyError(EndpointError):
     """No reply could be obtained from the policy."""
 
     stop_reason: ClassVar[str] = "policy_error"

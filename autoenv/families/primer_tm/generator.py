@@ -118,7 +118,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
         {tools} Values are checked to within 0.05. Do not modify `/app/primers.fasta`.
         """)
-    expected_tm = "name\tlength\tgc_percent\ttm\n" + "".join(f"{n}\t{l}\t{g:.1f}\t{t:.1f}\n" for n, l, g, t in rows)
+    expected_tm = "name\tlength\tgc_percent\ttm\n" + "".join(f"{n}\t{length}\t{g:.1f}\t{t:.1f}\n" for n, length, g, t in rows)
     expected_pairs = "pair\tdelta_tm\tcompatible\n" + "".join(f"{p}\t{d:.1f}\t{c}\n" for p, d, c in pairs)
     files: dict[str, str] = {}
     if no_python:

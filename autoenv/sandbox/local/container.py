@@ -33,12 +33,14 @@ from autoenv.sandbox.local import oci
 #: The container's PID 1: waits forever and reaps orphans (dash's ``wait`` reaps any child).
 INIT_ARGS = ["/bin/sh", "-c", "trap '' TERM INT HUP; while :; do sleep 3600 & wait; done"]
 
+from autoenv.errors import SandboxFault  # noqa: E402
+
 RUNTIMES = ("runc", "runsc")
 
 SLIRP_DNS = "10.0.2.3"
 
 
-class SandboxError(RuntimeError):
+class SandboxError(SandboxFault):
     """The sandbox could not be created, or the runtime failed (not the task's fault)."""
 
 

@@ -33,11 +33,13 @@ from autoenv.sandbox.local import standins
 from autoenv.sandbox.local.standins import Substitution
 
 BUILDER_VERSION = "3"
+from autoenv.errors import TaskError  # noqa: E402
+
 IMAGE_REPO = "localhost/autoenv/env"
 ROOTFS_PREFIX = "autoenv-rootfs-"
 
 
-class BuildError(Exception):
+class BuildError(TaskError):
     """The environment cannot be built; the message names the Dockerfile line."""
 
 

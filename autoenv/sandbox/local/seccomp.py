@@ -17,6 +17,8 @@ import platform
 from functools import lru_cache
 from pathlib import Path
 
+from autoenv.errors import SandboxFault
+
 PROFILE_PATHS = (
     Path("/usr/share/containers/seccomp.json"),
     Path("/etc/containers/seccomp.json"),
@@ -27,7 +29,7 @@ _GOARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "p
 _SCMP_ARCH = {"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCMP_ARCH_AARCH64", "ppc64le": "SCMP_ARCH_PPC64LE", "s390x": "SCMP_ARCH_S390X"}
 
 
-class SeccompProfileMissing(RuntimeError):
+class SeccompProfileMissing(SandboxFault):
     """No default seccomp profile is installed (install buildah or containers-common)."""
 
 

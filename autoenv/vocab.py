@@ -1,0 +1,71 @@
+"""autoenv's one vocabulary: the closed sets of names that options, configs, the store and reports share.
+
+Every command-line option, config model and report reads these enums (they are ``StrEnum``, so a value
+is its string everywhere: in JSON, in the store, in a comparison with text); nothing spells the sets
+again. Solver, trainer and agent options are specs (``name:key=value,...``) read by :mod:`autoenv.spec`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Method(StrEnum):
+    """How the proposer writes a task: one shot, with the validator's feedback, or as an agent in a sandbox."""
+
+    PROMPT = "prompt"
+    FEEDBACK = "feedback"
+    AGENTIC = "agentic"
+
+
+class ProposerPolicy(StrEnum):
+    """Who proposes: the offline scripted proposer (task families) or a model behind an OpenAI endpoint."""
+
+    SCRIPTED = "scripted"
+    OPENAI = "openai"
+
+
+class SolverPolicy(StrEnum):
+    """The terminal agent's policy: scripted recipes, the learned table over them, or a model endpoint."""
+
+    SCRIPTED = "scripted"
+    LEARNED = "learned"
+    OPENAI = "openai"
+
+
+class Baseline(StrEnum):
+    """What a flywheel run is: the full loop, or one of the baselines it is compared with."""
+
+    AUTOENV = "autoenv"  # propose, calibrate, train proposer and solver
+    PROPOSER_OFF = "proposer-off"  # the proposer proposes but is not trained
+    STATIC = "static"  # a fixed task set, no proposer
+
+
+class ServeKind(StrEnum):
+    """Whether and how the flywheel serves each trained version to the next step's rollouts."""
+
+    NONE = "none"
+    CPU = "cpu"  # the training env's CPU server (tiny policies)
+    VLLM = "vllm"  # a GPU
+
+
+class ProposerNetwork(StrEnum):
+    """The agentic proposer's sandbox network (a subset of Harbor's ``NetworkMode``)."""
+
+    NO_NETWORK = "no-network"
+    PUBLIC = "public"
+
+
+class Switch(StrEnum):
+    ON = "on"
+    OFF = "off"
+
+
+#: The offline solver every command defaults to when no model is at hand: the terminal agent's scripted
+#: policy, succeeding on a task it knows with probability 0.6 (so calibration sees a pass/fail mix).
+SCRIPTED_SOLVER = "terminal:policy=scripted,success_rate=0.6"
+
+
+def shared_solver(model: str | None, base_url: str | None) -> str:
+    """The solver spec for one shared policy: the proposer's own model answers as the solver too."""
+    return "terminal:policy=openai" + (f",model={model}" if model else "") + (f",base_url={base_url}" if base_url else "")
