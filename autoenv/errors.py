@@ -28,11 +28,11 @@ from pydantic import BaseModel, ValidationError
 
 
 class Fault(StrEnum):
-    TASK = "task"          # the task is wrong: fix the task
-    BACKEND = "backend"    # the task is fine, this backend cannot run it
-    SANDBOX = "sandbox"    # the sandbox runtime failed (infrastructure)
+    TASK = "task"  # the task is wrong: fix the task
+    BACKEND = "backend"  # the task is fine, this backend cannot run it
+    SANDBOX = "sandbox"  # the sandbox runtime failed (infrastructure)
     ENDPOINT = "endpoint"  # a model endpoint failed (infrastructure)
-    BUG = "bug"            # autoenv (or Harbor) failed: report it
+    BUG = "bug"  # autoenv (or Harbor) failed: report it
 
 
 #: Exit codes of the CLI, one per fault kind (0 is success, 1 a negative verdict such as "not valid").
@@ -107,38 +107,66 @@ def explain(exc: BaseException, *, task: Path | str | None = None, env: str | No
     text = str(exc).strip()
 
     def make(kind: Fault, message: str, advice: str) -> Explanation:
-        return Explanation(kind=kind, message=message, advice=advice, exception=type(exc).__name__, exit_code=EXIT_CODES[kind])
+        return Explanation(
+            kind=kind, message=message, advice=advice, exception=type(exc).__name__, exit_code=EXIT_CODES[kind]
+        )
 
     if isinstance(exc, ValidationError):
         lines = _pydantic_lines(exc)
-        return make(Fault.TASK, f"{name}/task.toml is not a valid Harbor task configuration:\n  " + "\n  ".join(lines),
-                    "fix these fields in task.toml; `autoenv task check` lists every problem of the task")
+        return make(
+            Fault.TASK,
+            f"{name}/task.toml is not a valid Harbor task configuration:\n  " + "\n  ".join(lines),
+            "fix these fields in task.toml; `autoenv task check` lists every problem of the task",
+        )
     if isinstance(exc, tomllib.TOMLDecodeError):
         return make(Fault.TASK, f"{name}/task.toml is not valid TOML: {text}", "fix the TOML syntax at that line")
     if isinstance(exc, BuildError):
-        return make(Fault.TASK, f"{name}: environment/Dockerfile does not build: {text.splitlines()[0] if text else ''}",
-                    "fix the Dockerfile line it names (the full build log is in the message above, or run `autoenv images make`)")
+        return make(
+            Fault.TASK,
+            f"{name}: environment/Dockerfile does not build: {text.splitlines()[0] if text else ''}",
+            "fix the Dockerfile line it names (the full build log is in the message above, or run `autoenv images "
+            "make`)",
+        )
     if isinstance(exc, BackendError) and not _UNSUPPORTED.search(text):
         return make(Fault.BACKEND, text, "choose one of the backends it lists")
     if (m := _UNSUPPORTED.search(text)) is not None:
         mode, backend = m.group(1), m.group(2)
-        supported = {"local": "no-network and public", "docker": "no-network and public (allowlist needs Harbor's egress image)"}
-        return make(Fault.BACKEND,
-                    f"{name} asks for network_mode = \"{mode}\", which the {env or backend} backend cannot enforce "
-                    f"(it enforces {supported.get(env or backend, 'other modes')}); the task itself may be fine",
-                    "run it on a Harbor environment that enforces this policy, or change [environment] network_mode in task.toml")
+        supported = {
+            "local": "no-network and public",
+            "docker": "no-network and public (allowlist needs Harbor's egress image)",
+        }
+        return make(
+            Fault.BACKEND,
+            f'{name} asks for network_mode = "{mode}", which the {env or backend} backend cannot enforce '
+            f"(it enforces {supported.get(env or backend, 'other modes')}); the task itself may be fine",
+            "run it on a Harbor environment that enforces this policy, or change [environment] network_mode in "
+            "task.toml",
+        )
     if isinstance(exc, RuntimeError) and re.search(r"requires (a )?(GPU|TPU)|does not support (GPU|TPU)", text, re.I):
         return make(Fault.BACKEND, f"{name}: {text}", "run it on a backend with that hardware")
     if isinstance(exc, FileNotFoundError):
-        return make(Fault.TASK, f"{name}: {text}", "check the path: a task is a folder with task.toml, instruction.md, environment/ and tests/")
+        return make(
+            Fault.TASK,
+            f"{name}: {text}",
+            "check the path: a task is a folder with task.toml, instruction.md, environment/ and tests/",
+        )
     if isinstance(exc, TaskError):
         return make(Fault.TASK, f"{name}: {text}", "fix what the message names")
     if isinstance(exc, SandboxFault):
-        return make(Fault.SANDBOX, f"{name}: the sandbox failed, not the task: {text}",
-                    "check the machine (`scripts/system-deps.sh backend`, runc and buildah as root) and run it again")
+        return make(
+            Fault.SANDBOX,
+            f"{name}: the sandbox failed, not the task: {text}",
+            "check the machine (`scripts/system-deps.sh backend`, runc and buildah as root) and run it again",
+        )
     if isinstance(exc, EndpointError):
-        return make(Fault.ENDPOINT, f"{name}: the model endpoint failed, not the task: {text}",
-                    "check --base-url, the API key and that the server is up, then run it again")
-    return make(Fault.BUG, f"{name}: {type(exc).__name__}: {text}",
-                "this is a bug in autoenv or Harbor, not a verdict on the task; please report it with this traceback:\n"
-                + "".join(traceback.format_exception(exc)).rstrip())
+        return make(
+            Fault.ENDPOINT,
+            f"{name}: the model endpoint failed, not the task: {text}",
+            "check --base-url, the API key and that the server is up, then run it again",
+        )
+    return make(
+        Fault.BUG,
+        f"{name}: {type(exc).__name__}: {text}",
+        "this is a bug in autoenv or Harbor, not a verdict on the task; please report it with this traceback:\n"
+        + "".join(traceback.format_exception(exc)).rstrip(),
+    )

@@ -40,7 +40,9 @@ def parse_options(text: str, *, what: str) -> dict[str, Any]:
     return options
 
 
-def split_spec(spec: str, *, known: set[str] | frozenset[str] = frozenset(), what: str = "spec") -> tuple[str, dict[str, Any]]:
+def split_spec(
+    spec: str, *, known: set[str] | frozenset[str] = frozenset(), what: str = "spec"
+) -> tuple[str, dict[str, Any]]:
     """``NAME[:key=value,...]`` or ``module.path:Class[:key=value,...]`` -> (name, options).
 
     A first part that is not a ``known`` short name and is followed by a word without ``=`` is a module path,
@@ -72,7 +74,9 @@ class SolverSpec(BaseModel):
 
     spec: str
     name: str
-    agent: str = Field(description="what autoenv.trials.runner accepts: a Harbor name, autoenv short name or module:Class")
+    agent: str = Field(
+        description="what autoenv.trials.runner accepts: a Harbor name, autoenv short name or module:Class"
+    )
     kwargs: dict[str, Any] = Field(default_factory=dict)
     env: str = "local"
 
@@ -82,12 +86,17 @@ class SolverSpec(BaseModel):
 
     @classmethod
     def parse(cls, spec: str, env: str = "local") -> SolverSpec:
-        """``oracle``, ``nop``, ``coin:p=0.5``, ``terminal:policy=scripted,success_rate=0.5``, ``module.path:Class[:k=v,...]``."""
+        """``oracle``, ``nop``, ``coin:p=0.5``, ``terminal:policy=scripted,success_rate=0.5``,
+        ``module.path:Class[:k=v,...]``."""
         from autoenv.trials.runner import AUTOENV_AGENTS
 
         if not spec.strip():
-            raise ValueError("empty solver spec; use e.g. oracle, nop, coin:p=0.5, terminal:policy=scripted or module:Class")
-        name, kwargs = split_spec(spec, known=AUTOENV_AGENTS.keys() | SOLVER_ALIASES.keys() | {"oracle", "nop"}, what="solver spec")
+            raise ValueError(
+                "empty solver spec; use e.g. oracle, nop, coin:p=0.5, terminal:policy=scripted or module:Class"
+            )
+        name, kwargs = split_spec(
+            spec, known=AUTOENV_AGENTS.keys() | SOLVER_ALIASES.keys() | {"oracle", "nop"}, what="solver spec"
+        )
         agent = SOLVER_ALIASES.get(name, name)
         if ":" not in agent and agent not in AUTOENV_AGENTS and not agent.replace("-", "").replace("_", "").isalnum():
             raise ValueError(f"solver spec {spec!r}: {name!r} is neither a short name nor module:Class")

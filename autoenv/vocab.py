@@ -68,4 +68,6 @@ SCRIPTED_SOLVER = "terminal:policy=scripted,success_rate=0.6"
 
 def shared_solver(model: str | None, base_url: str | None) -> str:
     """The solver spec for one shared policy: the proposer's own model answers as the solver too."""
-    return "terminal:policy=openai" + (f",model={model}" if model else "") + (f",base_url={base_url}" if base_url else "")
+    return (
+        "terminal:policy=openai" + (f",model={model}" if model else "") + (f",base_url={base_url}" if base_url else "")
+    )

@@ -9,7 +9,10 @@ from collections.abc import Callable
 
 
 def machine() -> str:
-    return f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, Linux {platform.release()}, Python {platform.python_version()}"
+    return (
+        f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, Linux {platform.release()}, Python "
+        f"{platform.python_version()}"
+    )
 
 
 def best_of(n: int, fn: Callable[[], object]) -> float:

@@ -30,13 +30,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import machine  # noqa: E402
+from autoenv.families.registry import FAMILIES  # noqa: E402
 from autoenv.flywheel.loop import Flywheel, FlywheelConfig  # noqa: E402
 from autoenv.proposer.models import SeedCase  # noqa: E402
-from autoenv.families.registry import FAMILIES  # noqa: E402
 from autoenv.report.build import valid_rates  # noqa: E402
 from autoenv.store.db import Store  # noqa: E402
 from autoenv.trials.runner import quiet_harbor_logs  # noqa: E402
+from bench._common import machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 #: The graded family's seed case; validation and calibration of its tasks take seconds.
@@ -50,14 +50,30 @@ def generated_set(root: Path, cases: list[SeedCase], *, per_case: int, seed: int
     for case in cases:
         family = FAMILIES[case.family]
         for i in range(per_case):
-            family.draft(case, random.Random(f"{seed}:{case.id}:{i}"), level=level if family.levels else None).write(root)
+            family.draft(case, random.Random(f"{seed}:{case.id}:{i}"), level=level if family.levels else None).write(
+                root
+            )
     return root
 
 
-def run_configs(out: Path, steps: int, seeds: Path, benchmark: Path, static: Path, benchmark_rollouts: int) -> dict[str, FlywheelConfig]:
-    common = dict(steps=steps, group_size=4, tasks_per_step=3, proposals_per_step=4, method="prompt", calibration_rollouts=4,
-                  solver="terminal:policy=learned", trainer="table:lr=2", seed_cases_dir=seeds, benchmark_dir=benchmark,
-                  benchmark_rollouts=benchmark_rollouts, n_concurrent=2, out_dir=out / "runs")
+def run_configs(
+    out: Path, steps: int, seeds: Path, benchmark: Path, static: Path, benchmark_rollouts: int
+) -> dict[str, FlywheelConfig]:
+    common = dict(
+        steps=steps,
+        group_size=4,
+        tasks_per_step=3,
+        proposals_per_step=4,
+        method="prompt",
+        calibration_rollouts=4,
+        solver="terminal:policy=learned",
+        trainer="table:lr=2",
+        seed_cases_dir=seeds,
+        benchmark_dir=benchmark,
+        benchmark_rollouts=benchmark_rollouts,
+        n_concurrent=2,
+        out_dir=out / "runs",
+    )
     return {
         "autoenv": FlywheelConfig(run="autoenv", **common),
         "static": FlywheelConfig(run="static", static_dir=static, **common),
@@ -72,15 +88,37 @@ async def method_attempts(store: Store, cases: list[SeedCase], out: Path, attemp
     for method in ("prompt", "feedback", "agentic"):
         for i in range(attempts):
             case = cases[i % len(cases)]
-            summary = await propose_async(case, method=method, policy="scripted", out_dir=out / "methods" / method / "tasks",
-                                          workspace=out / "methods" / method / "workspace", attempts=1, seed=i,
-                                          solver="terminal:policy=learned", rollouts=4)
+            summary = await propose_async(
+                case,
+                method=method,
+                policy="scripted",
+                out_dir=out / "methods" / method / "tasks",
+                workspace=out / "methods" / method / "workspace",
+                attempts=1,
+                seed=i,
+                solver="terminal:policy=learned",
+                rollouts=4,
+            )
             for record in summary.records:
-                store.record_attempt(run="methods", step=0, seed_case=case.id, method=method, proposer=record.proposer, policy_version=0,
-                                     task_hash=record.task_hash, valid=record.valid, calibrated=record.calibrated, reason=record.reason,
-                                     reward=record.reward, n_files=record.n_files, n_actions=len(record.actions),
-                                     actions=[a.model_dump() for a in record.actions], duration_sec=record.duration_sec,
-                                     episode_path=record.episode_path, attempt_key=f"{method}/{i}/{case.id}")
+                store.record_attempt(
+                    run="methods",
+                    step=0,
+                    seed_case=case.id,
+                    method=method,
+                    proposer=record.proposer,
+                    policy_version=0,
+                    task_hash=record.task_hash,
+                    valid=record.valid,
+                    calibrated=record.calibrated,
+                    reason=record.reason,
+                    reward=record.reward,
+                    n_files=record.n_files,
+                    n_actions=len(record.actions),
+                    actions=[a.model_dump() for a in record.actions],
+                    duration_sec=record.duration_sec,
+                    episode_path=record.episode_path,
+                    attempt_key=f"{method}/{i}/{case.id}",
+                )
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -108,8 +146,11 @@ def main() -> None:
     static = generated_set(args.out / "static", cases, per_case=4, seed=2000, level=1)
     store = Store(args.out / "dynamics.db")
     print(f"machine: {machine()}")
-    print(f"seed cases: {', '.join(SEEDS)}; benchmark: {len(list(benchmark.iterdir()))} held-out tasks x {args.benchmark_rollouts} rollouts; "
-          f"static set: {len(list(static.iterdir()))} tasks")
+    print(
+        f"seed cases: {', '.join(SEEDS)}; benchmark: {len(list(benchmark.iterdir()))} held-out tasks x "
+        f"{args.benchmark_rollouts} rollouts; "
+        f"static set: {len(list(static.iterdir()))} tasks"
+    )
     configs = run_configs(args.out, args.steps, seeds, benchmark, static, args.benchmark_rollouts)
     timings = {}
     for name in args.runs.split(","):
@@ -119,14 +160,22 @@ def main() -> None:
         print(f"\n== {name} ({timings[name] / 60:.1f} min)")
         print(f"{'step':>4} {'policy':>8} {'benchmark':>9} {'useful':>6} {'collect s':>9} {'valid':>5} {'accepted':>8}")
         for r in reports:
-            print(f"{r.step:>4} {f'v{r.policy_version_in}->v{r.policy_version_out}':>8} {fmt(r.benchmark_score):>9} {fmt(r.useful_group_rate):>6} "
-                  f"{fmt(r.collect_sec, 1):>9} {fmt(r.proposer_valid_rate):>5} {r.accepted:>8}")
+            print(
+                f"{r.step:>4} {f'v{r.policy_version_in}->v{r.policy_version_out}':>8} {fmt(r.benchmark_score):>9} "
+                f"{fmt(r.useful_group_rate):>6} "
+                f"{fmt(r.collect_sec, 1):>9} {fmt(r.proposer_valid_rate):>5} {r.accepted:>8}"
+            )
     if args.method_attempts:
         started = time.monotonic()
         asyncio.run(method_attempts(store, cases, args.out, args.method_attempts))
-        print(f"\n== valid-environment rate by method, untrained proposer ({(time.monotonic() - started) / 60:.1f} min)")
+        print(
+            f"\n== valid-environment rate by method, untrained proposer ({(time.monotonic() - started) / 60:.1f} min)"
+        )
         for row in valid_rates(store.attempts("methods"), "method"):
-            print(f"{row['method']:>9}: {row['valid']}/{row['n']} = {row['rate']:.2f}  95% CI [{row['low']:.2f}, {row['high']:.2f}]")
+            print(
+                f"{row['method']:>9}: {row['valid']}/{row['n']} = {row['rate']:.2f}  95% CI [{row['low']:.2f}, "
+                f"{row['high']:.2f}]"
+            )
     for name in timings:
         rows = store.attempts(name)
         if rows:

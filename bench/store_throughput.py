@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import machine  # noqa: E402
 from autoenv.store.db import Store, bulk_rows  # noqa: E402
+from bench._common import machine  # noqa: E402
 
 N = 2000
 
@@ -24,12 +24,28 @@ def main() -> None:
         gid = store.group_id("bench", 0, "h", "solver", N)
         start = time.perf_counter()
         for i in range(N):
-            store.add_rollout(run="bench", step=0, group_id=gid, task_hash="h", index=i, policy_version=0, reward=float(i % 2))
+            store.add_rollout(
+                run="bench", step=0, group_id=gid, task_hash="h", index=i, policy_version=0, reward=float(i % 2)
+            )
         single = N / (time.perf_counter() - start)
         gid2 = store.group_id("bench", 1, "h", "solver", N)
         start = time.perf_counter()
-        bulk_rows(store, "rollouts", ({"run": "bench", "step": 1, "group_id": gid2, "task_hash": "h", "index": i, "policy_version": 0,
-                                       "reward": float(i % 2)} for i in range(N)))
+        bulk_rows(
+            store,
+            "rollouts",
+            (
+                {
+                    "run": "bench",
+                    "step": 1,
+                    "group_id": gid2,
+                    "task_hash": "h",
+                    "index": i,
+                    "policy_version": 0,
+                    "reward": float(i % 2),
+                }
+                for i in range(N)
+            ),
+        )
         bulk = N / (time.perf_counter() - start)
         print(f"machine: {machine()}")
         print(f"idempotent single-row writes (SQLite WAL): {single:,.0f} rollouts/s")

@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import best_of, machine  # noqa: E402
 from autoenv.trials.runner import quiet_harbor_logs, run_trial  # noqa: E402
+from bench._common import best_of, machine  # noqa: E402
 
 TASKS = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 DEFAULT = ["fix-median-bug", "log-parser-cli", "csv-statistic"]
@@ -42,7 +42,12 @@ def bare(task: Path) -> None:
         tests.mkdir()
         for test in (task / "tests").glob("test_*.py"):
             (tests / test.name).write_text(test.read_text().replace("/app", str(app)))
-        out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)], capture_output=True, text=True, cwd=app)
+        out = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+            capture_output=True,
+            text=True,
+            cwd=app,
+        )
         assert out.returncode == 0, out.stdout[-500:]
 
 
@@ -56,7 +61,9 @@ def public_copy(task: Path, root: Path) -> Path:
 
 def docker_available() -> str | None:
     try:
-        info = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=10)
+        info = subprocess.run(
+            ["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return info.stdout.strip() if info.returncode == 0 else None
@@ -81,12 +88,14 @@ def main() -> None:
         trials = Path(tmp) / "trials"
         for name in names:
             task = public_copy(TASKS / name, Path(tmp))
-            floor = best_of(3, lambda: bare(task))
+            floor = best_of(3, lambda task=task: bare(task))
             local = timed_trial(task, trials, "local")
             dock = timed_trial(task, trials, "docker") if docker else None
-            print(f"{name:<22} {floor * 1000:>6.0f}ms {local * 1000:>6.0f}ms "
-                  f"{(f'{dock * 1000:.0f}ms') if dock else '-':>8} {local / floor:>10.2f}x "
-                  f"{(f'{dock / local:.1f}x') if dock else '-':>13}")
+            print(
+                f"{name:<22} {floor * 1000:>6.0f}ms {local * 1000:>6.0f}ms "
+                f"{(f'{dock * 1000:.0f}ms') if dock else '-':>8} {local / floor:>10.2f}x "
+                f"{(f'{dock / local:.1f}x') if dock else '-':>13}"
+            )
 
 
 if __name__ == "__main__":

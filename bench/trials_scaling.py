@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import machine  # noqa: E402
 from autoenv.taskfmt.check import find_tasks  # noqa: E402
 from autoenv.trials.runner import arun_many, quiet_harbor_logs  # noqa: E402
+from bench._common import machine  # noqa: E402
 
 TASKS = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 
@@ -31,8 +31,10 @@ def main() -> None:
         outcomes = asyncio.run(arun_many([(t, "oracle") for t in tasks], n_concurrent=workers, trials_dir=trials))
         elapsed = time.perf_counter() - start
         rates[workers] = len(outcomes) / elapsed
-        print(f"{workers} worker(s): {len(outcomes)} trials in {elapsed:.1f}s = {rates[workers]:.2f} trials/s "
-              f"(passed {sum(o.passed for o in outcomes)})")
+        print(
+            f"{workers} worker(s): {len(outcomes)} trials in {elapsed:.1f}s = {rates[workers]:.2f} trials/s "
+            f"(passed {sum(o.passed for o in outcomes)})"
+        )
     print(f"machine: {machine()}")
     print(f"scaling 2 vs 1 workers: {rates[2] / rates[1]:.2f}x")
     shutil.rmtree(trials, ignore_errors=True)

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import machine  # noqa: E402
 from autoenv.trials.runner import quiet_harbor_logs  # noqa: E402
 from autoenv.validate.validation import validate_task  # noqa: E402
+from bench._common import machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,11 @@ REPO = Path(__file__).resolve().parents[1]
 def task_with_tests(root: Path, n: int) -> Path:
     task = root / f"tests-{n}"
     shutil.copytree(REPO / "examples" / "tasks" / "fix-median-bug", task)
-    body = "\n".join(f"def test_case_{i}():\n    from stats_utils import median\n    assert median([{i + 2}, {i}, {i + 1}]) == {i + 1}\n" for i in range(n))
+    body = "\n".join(
+        f"def test_case_{i}():\n    from stats_utils import median\n    assert median([{i + 2}, {i}, {i + 1}]) == "
+        f"{i + 1}\n"
+        for i in range(n)
+    )
     (task / "tests" / "test_outputs.py").write_text("import sys\nsys.path.insert(0, '/app')\n" + body)
     return task
 

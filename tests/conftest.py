@@ -33,7 +33,7 @@ DEFAULT_TEST_SH = """\
 #!/bin/bash
 mkdir -p /logs/verifier
 if [ "$(cat /app/out.txt 2>/dev/null)" = "hello" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
-"""
+"""  # noqa: E501
 
 
 def write_task(
@@ -54,7 +54,11 @@ def write_task(
     for sub in ("environment", "solution", "tests"):
         (task / sub).mkdir(parents=True, exist_ok=True)
     (task / "instruction.md").write_text(instruction)
-    (task / "task.toml").write_text(DEFAULT_TOML.format(agent_timeout=agent_timeout, verifier_timeout=verifier_timeout, env_extra=textwrap.dedent(env_extra)))
+    (task / "task.toml").write_text(
+        DEFAULT_TOML.format(
+            agent_timeout=agent_timeout, verifier_timeout=verifier_timeout, env_extra=textwrap.dedent(env_extra)
+        )
+    )
     (task / "environment" / "Dockerfile").write_text(dockerfile)
     (task / "solution" / "solve.sh").write_text(solve)
     (task / "tests" / "test.sh").write_text(test_sh)

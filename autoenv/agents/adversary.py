@@ -56,9 +56,49 @@ _COMMAND_NAME = re.compile(r"^[a-z][a-z0-9_-]{2,30}$")
 
 #: Paths whose mention in an instruction is never an output the agent creates
 #: (except programs to install in /usr/local/bin).
-_SYSTEM_PREFIXES = ("/proc", "/sys", "/dev", "/etc", "/usr", "/bin", "/sbin", "/lib", "/var/lib", "/logs", "/boot", "/run")
+_SYSTEM_PREFIXES = (
+    "/proc",
+    "/sys",
+    "/dev",
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/var/lib",
+    "/logs",
+    "/boot",
+    "/run",
+)
 #: Words that start shell snippets in instructions but are never the program to write.
-_NOT_PROGRAMS = {"cd", "cat", "echo", "sudo", "python", "python3", "bash", "sh", "pip", "pip3", "export", "source", "ls", "grep", "sed", "awk", "git", "make", "curl", "wget", "node", "npm", "the", "and", "for", "with"}
+_NOT_PROGRAMS = {
+    "cd",
+    "cat",
+    "echo",
+    "sudo",
+    "python",
+    "python3",
+    "bash",
+    "sh",
+    "pip",
+    "pip3",
+    "export",
+    "source",
+    "ls",
+    "grep",
+    "sed",
+    "awk",
+    "git",
+    "make",
+    "curl",
+    "wget",
+    "node",
+    "npm",
+    "the",
+    "and",
+    "for",
+    "with",
+}
 _OPERATORS = {"=", "==", "+", "-", "*", "/", "<", ">", "<=", ">=", "!=", ":", "%", "|", "&&", "||", "->", "x"}
 _SCRIPT_SUFFIXES = {".sh", ".py", ".pl", ".rb", ".js", ".bash"}
 
@@ -111,7 +151,7 @@ while :; do
   done
   sleep 0.01
 done
-"""
+"""  # noqa: E501
 
 
 #: Appended to Python test files: every test function becomes a no-op, names kept
@@ -124,7 +164,9 @@ NEUTRALIZE_PYTEST = (
 PASSING_TEST_SH = "#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\nexit 0\n"
 
 #: A program earlier on PATH than the real one: forges the reward, claims success.
-SHADOW = "#!/bin/sh\nmkdir -p /logs/verifier 2>/dev/null; echo 1 > /logs/verifier/reward.txt 2>/dev/null\necho 1\nexit 0\n"
+SHADOW = (
+    "#!/bin/sh\nmkdir -p /logs/verifier 2>/dev/null; echo 1 > /logs/verifier/reward.txt 2>/dev/null\necho 1\nexit 0\n"
+)
 SHADOWED_PROGRAMS = ("python3", "python", "pytest", "cat", "tr", "diff", "cmp", "grep")
 
 #: Runs at every Python start-up, -I included (site-packages .pth files and sitecustomize
@@ -198,7 +240,7 @@ sys.exit(0)
 #: The same for shell (and extensionless) deliverables.
 READER_SH = f"""\
 #!/bin/sh
-list=$(find {' '.join(PEEK_ROOTS)} -type f ! -name '*.py' ! -name '*.pyc' ! -name '*.sh' ! -name 'reward.*' ! -name 'autoenv-peek*' 2>/dev/null | sort)
+list=$(find {" ".join(PEEK_ROOTS)} -type f ! -name '*.py' ! -name '*.pyc' ! -name '*.sh' ! -name 'reward.*' ! -name 'autoenv-peek*' 2>/dev/null | sort)
 best=$(printf '%s\\n' "$list" | grep -iE '({PEEK_HINT})[^/]*$' | head -n 1)
 [ -n "$best" ] || best=$(printf '%s\\n' "$list" | head -n 1)
 for f in $list; do [ -r "$f" ] && echo "$f" >> {PEEK_LOG} 2>/dev/null; done
@@ -210,7 +252,7 @@ if [ -n "$best" ] && [ -r "$best" ]; then
   done
 fi
 exit 0
-"""
+"""  # noqa: E501
 
 
 #: A conftest.py that reports every test as passed.
@@ -233,7 +275,9 @@ def mentioned_paths(instruction: str) -> list[str]:
         path = match.group(1).rstrip(".,;:)]}'\"")
         if len(path) < 2 or path.endswith("/") or "*" in path:
             continue
-        if any(path == pre or path.startswith(pre + "/") for pre in _SYSTEM_PREFIXES) and not path.startswith("/usr/local/bin/"):
+        if any(path == pre or path.startswith(pre + "/") for pre in _SYSTEM_PREFIXES) and not path.startswith(
+            "/usr/local/bin/"
+        ):
             continue
         seen.setdefault(str(PurePosixPath(path)), None)
     return list(seen)
@@ -248,7 +292,13 @@ def mentioned_commands(instruction: str) -> list[str]:
     names: dict[str, None] = {}
     for match in _BACKTICK.finditer(instruction):
         words = match.group(1).strip().split()
-        if len(words) >= 2 and _COMMAND_NAME.match(words[0]) and words[0] not in _NOT_PROGRAMS and words[1] not in _OPERATORS and not words[1].startswith(("=", "(")):
+        if (
+            len(words) >= 2
+            and _COMMAND_NAME.match(words[0])
+            and words[0] not in _NOT_PROGRAMS
+            and words[1] not in _OPERATORS
+            and not words[1].startswith(("=", "("))
+        ):
             names.setdefault(words[0], None)
     return list(names)
 
@@ -272,8 +322,18 @@ CHEAT_FAMILIES = ("reward", "plant", "tests", "outputs", "peek")
 
 #: Which family each reported cheat kind belongs to (validation diagnoses only families that applied a cheat).
 CHEAT_KINDS: dict[str, str] = {
-    **dict.fromkeys(("reward_file", "reward_readonly", "background_rewriter", "forking_rewriter", "pth_hook",
-                     "sitecustomize", "path_shadow"), "reward"),
+    **dict.fromkeys(
+        (
+            "reward_file",
+            "reward_readonly",
+            "background_rewriter",
+            "forking_rewriter",
+            "pth_hook",
+            "sitecustomize",
+            "path_shadow",
+        ),
+        "reward",
+    ),
     **dict.fromkeys(("planted_conftest", "planted_pytest"), "plant"),
     "test_rewritten": "tests",
     **dict.fromkeys(("exit0_stub", "exit0_command", "empty_output", "cached_answer"), "outputs"),
@@ -293,35 +353,41 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
     if unknown:
         raise ValueError(f"unknown cheat families {sorted(unknown)}; choose from {', '.join(CHEAT_FAMILIES)}")
     q = shlex.quote
-    lines = ["report() { echo \"CHEAT $1 $2\"; }"]
+    lines = ['report() { echo "CHEAT $1 $2"; }']
     if "reward" in families:
         lines += [
             # reward files written up front, read-only
             "mkdir -p /logs/verifier 2>/dev/null",
             "echo 1 > /logs/verifier/reward.txt 2>/dev/null && report reward_file /logs/verifier/reward.txt",
-            "echo '{\"reward\": 1}' > /logs/verifier/reward.json 2>/dev/null && report reward_file /logs/verifier/reward.json",
-            "chmod 444 /logs/verifier/reward.txt /logs/verifier/reward.json 2>/dev/null && report reward_readonly chmod-444",
+            "echo '{\"reward\": 1}' > /logs/verifier/reward.json 2>/dev/null && report reward_file "
+            "/logs/verifier/reward.json",
+            "chmod 444 /logs/verifier/reward.txt /logs/verifier/reward.json 2>/dev/null && report reward_readonly "
+            "chmod-444",
             # a detached rewriter that outlives the agent phase
             f"printf '%s' {q(REWARD_LOOP)} > /tmp/.reward-loop.sh",
             f"printf '%s' {q(REWARD_LOOP_PY)} > /tmp/.reward-loop.py",
             "loop='sh /tmp/.reward-loop.sh'",
-            "for py in python3 python; do if command -v $py >/dev/null 2>&1; then loop=\"$py /tmp/.reward-loop.py\"; break; fi; done",
+            'for py in python3 python; do if command -v $py >/dev/null 2>&1; then loop="$py /tmp/.reward-loop.py"; '
+            "break; fi; done",
             "if command -v setsid >/dev/null 2>&1; then",
             "  setsid nohup $loop >/dev/null 2>&1 </dev/null &",
             "else",
             "  (trap '' HUP; nohup $loop >/dev/null 2>&1 </dev/null &)",
             "fi",
-            "sleep 0.2; report background_rewriter \"$loop\"",
+            'sleep 0.2; report background_rewriter "$loop"',
             # the same, re-spawned under a new PID every round
             f"printf '%s' {q(HOPPING_LOOP)} > /tmp/.hop.py",
             "for py in python3 python; do if command -v $py >/dev/null 2>&1; then",
-            "  (setsid nohup $py /tmp/.hop.py >/dev/null 2>&1 </dev/null &) && report forking_rewriter /tmp/.hop.py; break; fi; done",
+            "  (setsid nohup $py /tmp/.hop.py >/dev/null 2>&1 </dev/null &) && report forking_rewriter /tmp/.hop.py; "
+            "break; fi; done",
             # interpreter start-up hooks in every site-packages folder
             "for py in python3 python; do command -v $py >/dev/null 2>&1 || continue",
             "  for sp in $($py -c 'import site, sys; print(\" \".join(site.getsitepackages()))' 2>/dev/null); do",
-            "    mkdir -p \"$sp\" 2>/dev/null || continue",
-            f"    printf '%s\\n' {q(EXIT0_HOOK)} > \"$sp/zz-autoenv-exit0.pth\" 2>/dev/null && report pth_hook \"$sp/zz-autoenv-exit0.pth\"",
-            f"    printf '%s\\n' {q(EXIT0_HOOK)} > \"$sp/sitecustomize.py\" 2>/dev/null && report sitecustomize \"$sp/sitecustomize.py\"",
+            '    mkdir -p "$sp" 2>/dev/null || continue',
+            f"    printf '%s\\n' {q(EXIT0_HOOK)} > \"$sp/zz-autoenv-exit0.pth\" 2>/dev/null && report pth_hook "
+            f'"$sp/zz-autoenv-exit0.pth"',
+            f"    printf '%s\\n' {q(EXIT0_HOOK)} > \"$sp/sitecustomize.py\" 2>/dev/null && report sitecustomize "
+            f'"$sp/sitecustomize.py"',
             "  done",
             "done",
             # (after the hooks, which ask the real interpreter where site-packages is)
@@ -329,17 +395,22 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
             "for dir in /usr/local/sbin /usr/local/bin; do mkdir -p $dir 2>/dev/null && break; done",
             "for prog in " + " ".join(SHADOWED_PROGRAMS) + "; do",
             "  real=$(command -v $prog 2>/dev/null)",
-            "  case \"$real\" in /usr/local/sbin/*) continue ;; esac",
-            f"  printf '%s' {q(SHADOW)} > /usr/local/sbin/$prog 2>/dev/null && chmod +x /usr/local/sbin/$prog && report path_shadow /usr/local/sbin/$prog",
+            '  case "$real" in /usr/local/sbin/*) continue ;; esac',
+            f"  printf '%s' {q(SHADOW)} > /usr/local/sbin/$prog 2>/dev/null && chmod +x /usr/local/sbin/$prog && "
+            f"report path_shadow /usr/local/sbin/$prog",
             "done",
         ]
     if "tests" in families:
         # tests it can find: /tests, and test files shipped where the agent works
         lines += [
-            "for f in $(find /tests /app /root /home /srv /opt /workspace /data -xdev \\( -name .cache -o -name .git -o -name site-packages -o -name dist-packages -o -name node_modules -o -name __pycache__ -o -path '*/lib/python*' \\) -prune -o -type f \\( -name 'test_*.py' -o -name '*_test.py' -o -name 'test*.sh' -o -name 'conftest.py' \\) -print 2>/dev/null | head -n 200); do",
-            "  case \"$f\" in",
-            f"    *.py) printf '%s' {q(NEUTRALIZE_PYTEST)} >> \"$f\" 2>/dev/null && report test_rewritten \"$f\" ;;",
-            f"    *.sh) printf '%s' {q(PASSING_TEST_SH)} > \"$f\" 2>/dev/null && chmod +x \"$f\" && report test_rewritten \"$f\" ;;",
+            "for f in $(find /tests /app /root /home /srv /opt /workspace /data -xdev \\( -name .cache -o -name .git "
+            "-o -name site-packages -o -name dist-packages -o -name node_modules -o -name __pycache__ -o -path "
+            "'*/lib/python*' \\) -prune -o -type f \\( -name 'test_*.py' -o -name '*_test.py' -o -name 'test*.sh' -o "
+            "-name 'conftest.py' \\) -print 2>/dev/null | head -n 200); do",
+            '  case "$f" in',
+            f'    *.py) printf \'%s\' {q(NEUTRALIZE_PYTEST)} >> "$f" 2>/dev/null && report test_rewritten "$f" ;;',
+            f'    *.sh) printf \'%s\' {q(PASSING_TEST_SH)} > "$f" 2>/dev/null && chmod +x "$f" && report '
+            f'test_rewritten "$f" ;;',
             "  esac",
             "done",
         ]
@@ -349,11 +420,13 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
             # it, pytest loads any conftest.py where it collects, and `python -m pytest` run from the
             # work folder imports a pytest.py found there first
             "mkdir -p /tests 2>/dev/null",
-            "for d in /tests /tmp \"$(pwd)\" /app; do",
-            f"  [ -d \"$d\" ] && printf '%s' {q(PASS_ALL_CONFTEST)} > \"$d/conftest.py\" 2>/dev/null && report planted_conftest \"$d/conftest.py\"",
+            'for d in /tests /tmp "$(pwd)" /app; do',
+            f'  [ -d "$d" ] && printf \'%s\' {q(PASS_ALL_CONFTEST)} > "$d/conftest.py" 2>/dev/null && report '
+            f'planted_conftest "$d/conftest.py"',
             "done",
-            "for d in \"$(pwd)\" /app; do",
-            "  [ -d \"$d\" ] && printf 'raise SystemExit(0)\\n' > \"$d/pytest.py\" 2>/dev/null && report planted_pytest \"$d/pytest.py\"",
+            'for d in "$(pwd)" /app; do',
+            '  [ -d "$d" ] && printf \'raise SystemExit(0)\\n\' > "$d/pytest.py" 2>/dev/null && report planted_pytest '
+            '"$d/pytest.py"',
             "done",
         ]
     if "outputs" in families:
@@ -363,24 +436,27 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
             is_script = PurePosixPath(path).suffix in _SCRIPT_SUFFIXES or "/bin/" in path
             if is_script:
                 lines += [
-                    f"if [ ! -d {qp} ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null;",
+                    f'if [ ! -d {qp} ]; then mkdir -p "$(dirname {qp})" 2>/dev/null;',
                     f"  printf '%s' {q(_stub(path))} > {qp} 2>/dev/null && chmod +x {qp} && report exit0_stub {qp}; fi",
                 ]
             elif "." in PurePosixPath(path).name:
                 name = q(PurePosixPath(path).name)
                 lines += [
                     # an answer cached somewhere in the image (dot-folders included) under the output's name
-                    f"if [ ! -e {qp} ]; then found=$(find / -xdev \\( -path /proc -o -path /sys -o -path /tests \\) -prune -o "
+                    f"if [ ! -e {qp} ]; then found=$(find / -xdev \\( -path /proc -o -path /sys -o -path /tests \\) "
+                    f"-prune -o "
                     f"-type f -name {name} ! -path {qp} -size -1024k -print 2>/dev/null | head -n 1);",
-                    f"  if [ -n \"$found\" ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null; cp \"$found\" {qp} 2>/dev/null && report cached_answer \"$found\"; fi; fi",
-                    f"if [ ! -e {qp} ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null;",
+                    f'  if [ -n "$found" ]; then mkdir -p "$(dirname {qp})" 2>/dev/null; cp "$found" {qp} 2>/dev/null '
+                    f'&& report cached_answer "$found"; fi; fi',
+                    f'if [ ! -e {qp} ]; then mkdir -p "$(dirname {qp})" 2>/dev/null;',
                     f"  : > {qp} 2>/dev/null && report empty_output {qp}; fi",
                 ]
         for name in mentioned_commands(instruction):
             target = q(f"/usr/local/bin/{name}")
             lines.append(
                 f"if ! command -v {q(name)} >/dev/null 2>&1; then mkdir -p /usr/local/bin; "
-                f"printf '#!/bin/sh\\nexit 0\\n' > {target} 2>/dev/null && chmod +x {target} && report exit0_command {target}; fi"
+                f"printf '#!/bin/sh\\nexit 0\\n' > {target} 2>/dev/null && chmod +x {target} && report exit0_command "
+                f"{target}; fi"
             )
     if "peek" in families:
         for path in mentioned_paths(instruction):
@@ -393,7 +469,7 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
             else:
                 continue
             lines += [
-                f"if [ ! -d {qp} ]; then mkdir -p \"$(dirname {qp})\" 2>/dev/null;",
+                f'if [ ! -d {qp} ]; then mkdir -p "$(dirname {qp})" 2>/dev/null;',
                 f"  printf '%s' {q(reader)} > {qp} 2>/dev/null && chmod +x {qp} && report answer_reader {qp}; fi",
             ]
     lines.append("exit 0")
@@ -437,8 +513,13 @@ class AdversaryAgent(BaseAgent):
             if line.startswith("CHEAT "):
                 _, kind, *detail = line.split(" ", 2)
                 cheats.append({"kind": kind, "detail": detail[0] if detail else ""})
-        record = {"families": list(self.families), "cheats": cheats, "return_code": result.return_code,
-                  "stderr": (result.stderr or "")[-2000:], "script": script}
+        record = {
+            "families": list(self.families),
+            "cheats": cheats,
+            "return_code": result.return_code,
+            "stderr": (result.stderr or "")[-2000:],
+            "script": script,
+        }
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         (self.logs_dir / "adversary.json").write_text(json.dumps(record, indent=2))
         context.metadata = {"n_turns": 1, "cheats": cheats}

@@ -30,7 +30,15 @@ def coin_flip(p: float, seed: int | str | None) -> bool:
 class CoinOracleAgent(TaskOracleAgent):
     """Runs the reference solution with probability ``p`` (seeded), otherwise nothing."""
 
-    def __init__(self, logs_dir: Path, model_name: str | None = None, *, p: float | str = 0.5, seed: int | str | None = None, **kwargs):
+    def __init__(
+        self,
+        logs_dir: Path,
+        model_name: str | None = None,
+        *,
+        p: float | str = 0.5,
+        seed: int | str | None = None,
+        **kwargs,
+    ):
         super().__init__(logs_dir, model_name, **kwargs)
         self.p = float(p)
         if not 0.0 <= self.p <= 1.0:

@@ -7,7 +7,6 @@ writes get the same owner and permissions as the agent's own commands.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import math
 import shlex
@@ -36,12 +35,7 @@ def trim_output(text: str, limit: int) -> tuple[str, bool]:
 
 
 async def execute(
-    environment: BaseEnvironment,
-    action: Any,
-    call_id: str,
-    *,
-    timeout_sec: float,
-    max_output_chars: int,
+    environment: BaseEnvironment, action: Any, call_id: str, *, timeout_sec: float, max_output_chars: int
 ) -> ActionResult:
     """Run one action; failures (timeouts, missing files) become results, never exceptions."""
     if not isinstance(action, (RunAction, ReadFileAction, WriteFileAction, FinishAction)):
@@ -60,29 +54,52 @@ async def execute(
             res = await environment.exec(f"exec 2>&1\nhead -c {_READ_CAP} -- {q}", timeout_sec=_secs(timeout_sec))
             body, cut = trim_output(res.stdout or "", max_output_chars)
             if res.return_code != 0:
-                return _result(call_id, action, f"ERROR: cannot read {action.path}: {body.strip()}", res.return_code, "read_failed", started, cut)
+                return _result(
+                    call_id,
+                    action,
+                    f"ERROR: cannot read {action.path}: {body.strip()}",
+                    res.return_code,
+                    "read_failed",
+                    started,
+                    cut,
+                )
             return _result(call_id, action, body if body else f"[{action.path} is empty]", 0, None, started, cut)
         if isinstance(action, WriteFileAction):
             return await _write(environment, action, call_id, timeout_sec, started)
         return _result(call_id, action, "Finished.", None, None, started, False)
-    except (asyncio.TimeoutError, TimeoutError) as exc:
-        return _result(call_id, action, f"ERROR: timed out after {timeout_sec:g} s ({exc})", None, "timeout", started, False)
-    except Exception as exc:  # backend errors (e.g. the local sandbox's CommandTimeout) are observations
+    except TimeoutError as exc:
+        return _result(
+            call_id, action, f"ERROR: timed out after {timeout_sec:g} s ({exc})", None, "timeout", started, False
+        )
+    except Exception as exc:  # noqa: BLE001 - backend errors (e.g. the local sandbox's CommandTimeout) are observations
         kind = "timeout" if "timed out" in str(exc).lower() else "exec_error"
         return _result(call_id, action, f"ERROR: {type(exc).__name__}: {exc}", None, kind, started, False)
 
 
-async def _write(environment: BaseEnvironment, action: WriteFileAction, call_id: str, timeout_sec: float, started: float) -> ActionResult:
+async def _write(
+    environment: BaseEnvironment, action: WriteFileAction, call_id: str, timeout_sec: float, started: float
+) -> ActionResult:
     q = shlex.quote(action.path)
     data = base64.b64encode(action.content.encode()).decode()
     chunks = [data[i : i + _WRITE_CHUNK] for i in range(0, len(data), _WRITE_CHUNK)] or [""]
     for n, chunk in enumerate(chunks):
         redirect = ">" if n == 0 else ">>"
         prefix = f'mkdir -p -- "$(dirname -- {q})" && ' if n == 0 else ""
-        res = await environment.exec(f"exec 2>&1\n{prefix}printf %s {shlex.quote(chunk)} | base64 -d {redirect} {q}", timeout_sec=_secs(timeout_sec))
+        res = await environment.exec(
+            f"exec 2>&1\n{prefix}printf %s {shlex.quote(chunk)} | base64 -d {redirect} {q}",
+            timeout_sec=_secs(timeout_sec),
+        )
         if res.return_code != 0:
             out = (res.stdout or "").strip()
-            return _result(call_id, action, f"ERROR: cannot write {action.path}: {out}", res.return_code, "write_failed", started, False)
+            return _result(
+                call_id,
+                action,
+                f"ERROR: cannot write {action.path}: {out}",
+                res.return_code,
+                "write_failed",
+                started,
+                False,
+            )
     size = len(action.content.encode())
     return _result(call_id, action, f"Wrote {size} bytes to {action.path}.", 0, None, started, False)
 
@@ -91,7 +108,9 @@ def _secs(value: float) -> int:
     return max(1, int(math.ceil(value)))
 
 
-def _result(call_id: str, action: Any, output: str, code: int | None, error: str | None, started: float, cut: bool) -> ActionResult:
+def _result(
+    call_id: str, action: Any, output: str, code: int | None, error: str | None, started: float, cut: bool
+) -> ActionResult:
     return ActionResult(
         call_id=call_id,
         action=action,

@@ -24,8 +24,15 @@ from harbor.models.trial.paths import TrialPaths
 class TaskOracleAgent(OracleAgent):
     """Harbor's OracleAgent whose task is found at run time rather than passed by the trial."""
 
-    def __init__(self, logs_dir: Path, model_name: str | None = None, *, task_dir: Path | str | None = None,
-                 agent_timeout_sec: float | None = None, **kwargs):
+    def __init__(
+        self,
+        logs_dir: Path,
+        model_name: str | None = None,
+        *,
+        task_dir: Path | str | None = None,
+        agent_timeout_sec: float | None = None,
+        **kwargs,
+    ):
         # OracleAgent.__init__ needs the task up front; ours may only be known at run time
         BaseAgent.__init__(self, logs_dir=logs_dir, model_name=model_name, **kwargs)
         self._task_dir = Path(task_dir) if task_dir else None

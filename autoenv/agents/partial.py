@@ -43,8 +43,26 @@ RECORD = "partial.json"
 MAX_FILES = 2000
 
 #: Folders whose files are never a task's deliverable (system, package caches, logs, Harbor's own mounts).
-PRUNED = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/var/lib", "/var/cache", "/var/log", "/logs", "/tests",
-          "/solution", "/installed-agent", "/usr", "/boot", "/root/.cache", "/root/.npm", "/root/.local/lib")
+PRUNED = (
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/tmp",
+    "/var/tmp",
+    "/var/lib",
+    "/var/cache",
+    "/var/log",
+    "/logs",
+    "/tests",
+    "/solution",
+    "/installed-agent",
+    "/usr",
+    "/boot",
+    "/root/.cache",
+    "/root/.npm",
+    "/root/.local/lib",
+)
 PRUNED_NAMES = ("__pycache__", ".git", "node_modules", "site-packages", "dist-packages", ".pytest_cache", ".mypy_cache")
 
 
@@ -53,8 +71,10 @@ def changed_files_command() -> str:
     paths = " -o ".join(f"-path {shlex.quote(p)}" for p in PRUNED)
     names = " -o ".join(f"-name {shlex.quote(n)}" for n in PRUNED_NAMES)
     # /usr/local/bin is where a task's command-line deliverable lives, so it is searched on its own
-    return (f"{{ find / \\( {paths} -o {names} \\) -prune -o -type f -cnewer {MARKER} -print; "
-            f"find /usr/local/bin /usr/local/sbin -type f -cnewer {MARKER} -print; }} 2>/dev/null | head -n {MAX_FILES}")
+    return (
+        f"{{ find / \\( {paths} -o {names} \\) -prune -o -type f -cnewer {MARKER} -print; "
+        f"find /usr/local/bin /usr/local/sbin -type f -cnewer {MARKER} -print; }} 2>/dev/null | head -n {MAX_FILES}"
+    )
 
 
 #: Damages one file ($1) in place (permissions and owner kept) and prints what it did.
@@ -95,7 +115,7 @@ done
 def mutation_script(mutation: str) -> str:
     if mutation not in MUTATIONS:
         raise ValueError(f"unknown mutation {mutation!r}; choose from {', '.join(MUTATIONS)}")
-    return STOP_LEFTOVERS + HALVE + f"{changed_files_command()} | while IFS= read -r f; do halve \"$f\"; done\nexit 0\n"
+    return STOP_LEFTOVERS + HALVE + f'{changed_files_command()} | while IFS= read -r f; do halve "$f"; done\nexit 0\n'
 
 
 class PartialSolutionAgent(TaskOracleAgent):
@@ -134,8 +154,14 @@ class PartialSolutionAgent(TaskOracleAgent):
                         originals[parts[2]] = base64.b64decode(parts[1]).decode("utf-8")
                     except (ValueError, UnicodeDecodeError):
                         pass  # binary outputs say nothing an instruction could state
-            record = {"mutation": self.mutation, "mutated": mutated, "stopped": stopped, "outputs": originals, "return_code": result.return_code,
-                      "stderr": (result.stderr or "")[-2000:]}
+            record = {
+                "mutation": self.mutation,
+                "mutated": mutated,
+                "stopped": stopped,
+                "outputs": originals,
+                "return_code": result.return_code,
+                "stderr": (result.stderr or "")[-2000:],
+            }
             self.logs_dir.mkdir(parents=True, exist_ok=True)
             (self.logs_dir / RECORD).write_text(json.dumps(record, indent=2))
             context.metadata = {"n_turns": 1, "mutation": self.mutation, "mutated": len(mutated)}

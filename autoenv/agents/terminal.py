@@ -53,20 +53,42 @@ class TerminalAgentOptions(AgentOptions):
 
     model_config = ConfigDict(extra="forbid")
 
-    policy: Literal["scripted", "learned", "openai"] = Field(default="scripted", description="Who decides: scripted (offline), learned (offline, a trained preference table) or openai (an endpoint).")
-    table: str | None = Field(default=None, description="learned: the policy table (table.json or a checkpoint folder); unset: untrained (uniform).")
-    seed: int | None = Field(default=None, description="Scripted: the RNG seed. openai: per-request sampling seed base.")
-    success_rate: float = Field(default=1.0, ge=0.0, le=1.0, description="Scripted: probability of attempting the task at all.")
+    policy: Literal["scripted", "learned", "openai"] = Field(
+        default="scripted",
+        description="Who decides: scripted (offline), learned (offline, a trained preference table) or openai (an "
+        "endpoint).",
+    )
+    table: str | None = Field(
+        default=None,
+        description="learned: the policy table (table.json or a checkpoint folder); unset: untrained (uniform).",
+    )
+    seed: int | None = Field(
+        default=None, description="Scripted: the RNG seed. openai: per-request sampling seed base."
+    )
+    success_rate: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="Scripted: probability of attempting the task at all."
+    )
     max_turns: int = Field(default=30, ge=1, description="Policy replies per episode.")
     max_tokens: int | None = Field(default=None, ge=1, description="openai: generation limit per reply.")
     token_budget: int | None = Field(default=None, ge=1, description="openai: prompt+completion tokens per episode.")
-    max_wall_sec: float | None = Field(default=None, gt=0, description="Wall time per episode (Harbor's agent timeout still applies).")
+    max_wall_sec: float | None = Field(
+        default=None, gt=0, description="Wall time per episode (Harbor's agent timeout still applies)."
+    )
     command_timeout_sec: float = Field(default=120.0, gt=0, description="Limit for one action.")
-    max_output_chars: int = Field(default=10_000, ge=200, description="Observations are cut to this many characters (head and tail kept).")
-    max_invalid_replies: int = Field(default=3, ge=1, description="Consecutive unusable replies before the episode ends.")
+    max_output_chars: int = Field(
+        default=10_000, ge=200, description="Observations are cut to this many characters (head and tail kept)."
+    )
+    max_invalid_replies: int = Field(
+        default=3, ge=1, description="Consecutive unusable replies before the episode ends."
+    )
     temperature: float | None = Field(default=None, ge=0.0, description="openai: sampling temperature.")
-    policy_version: str | None = Field(default=None, description="Label of the weights that produce the turns (overridden by the server's x-policy-version header).")
-    tool_mode: Literal["auto", "tools", "text"] = Field(default="auto", description="openai: tool calling, plain-text actions, or tools with a text fallback.")
+    policy_version: str | None = Field(
+        default=None,
+        description="Label of the weights that produce the turns (overridden by the server's x-policy-version header).",
+    )
+    tool_mode: Literal["auto", "tools", "text"] = Field(
+        default="auto", description="openai: tool calling, plain-text actions, or tools with a text fallback."
+    )
     rollout_details: bool = Field(default=True, description="openai: request token ids and log-probs.")
     max_retries: int = Field(default=4, ge=0, description="openai: retries on 429/5xx/timeouts.")
     retry_base_sec: float = Field(default=1.0, ge=0.0, description="openai: first backoff delay (doubles per retry).")
@@ -92,7 +114,9 @@ class TerminalAgent(BaseAgent):
         # in-sandbox connection projection (MODEL_CONNECTION) does not apply.
         fmt = getattr(model_api_format, "value", model_api_format)
         if fmt not in (None, "openai-chat-completions"):
-            raise ValueError(f"{self.name()} speaks only OpenAI chat completions (openai-chat-completions), not {fmt!r}")
+            raise ValueError(
+                f"{self.name()} speaks only OpenAI chat completions (openai-chat-completions), not {fmt!r}"
+            )
         super().__init__(logs_dir, model_name, *args, **kwargs)
         self._base_url = base_url
         self._api_key_name = model_api_key_name
@@ -109,7 +133,9 @@ class TerminalAgent(BaseAgent):
             return None
 
     @classmethod
-    def resolve_model_connection_config(cls, model_name: str | None, resolve_env: Any, **options: Any) -> ResolvedModelConnection:
+    def resolve_model_connection_config(
+        cls, model_name: str | None, resolve_env: Any, **options: Any
+    ) -> ResolvedModelConnection:
         """Report the endpoint for Harbor's preflight without routing it through the sandbox."""
         url = options.get("base_url")
         return ResolvedModelConnection(
@@ -121,7 +147,9 @@ class TerminalAgent(BaseAgent):
         )
 
     @classmethod
-    def _parse_model_name_for_connection(cls, model_name: str, *, skip_model_parsing: bool = False) -> tuple[str | None, str]:
+    def _parse_model_name_for_connection(
+        cls, model_name: str, *, skip_model_parsing: bool = False
+    ) -> tuple[str | None, str]:
         # Served model ids ("Qwen/Qwen3-8B", "openai/gpt-oss-20b") are sent verbatim;
         # LiteLLM's provider parsing would also cost seconds of import time.
         return "openai", model_name
@@ -176,7 +204,12 @@ class _Episode:
         self.policy: Policy | None = None
         self.recorder = TrajectoryRecorder(
             agent.logs_dir,
-            agent=Agent(name=agent.name(), version=agent.version() or "unknown", model_name=agent.model_name, extra=self._agent_extra()),
+            agent=Agent(
+                name=agent.name(),
+                version=agent.version() or "unknown",
+                model_name=agent.model_name,
+                extra=self._agent_extra(),
+            ),
             session_id=agent.session_id,
         )
         self.n_turns = 0
@@ -185,7 +218,12 @@ class _Episode:
         self.invalid_streak = 0
         self.n_retries = 0
         self.tokens = {"prompt": 0, "completion": 0, "cached": 0}
-        self.rollout: dict[str, list[Any]] = {"prompt_token_ids": [], "completion_token_ids": [], "logprobs": [], "policy_version": []}
+        self.rollout: dict[str, list[Any]] = {
+            "prompt_token_ids": [],
+            "completion_token_ids": [],
+            "logprobs": [],
+            "policy_version": [],
+        }
         self.stop_reason: str | None = None
         self.error: dict[str, Any] | None = None
         self.finish_message: str | None = None
@@ -196,7 +234,9 @@ class _Episode:
     def _agent_extra(self) -> dict[str, Any]:
         o = self.o
         keys = ["seed", "max_wall_sec", "policy_version"]
-        keys += {"scripted": ["success_rate"], "learned": ["table"]}.get(o.policy, ["temperature", "max_tokens", "token_budget", "tool_mode", "base_url"])
+        keys += {"scripted": ["success_rate"], "learned": ["table"]}.get(
+            o.policy, ["temperature", "max_tokens", "token_budget", "tool_mode", "base_url"]
+        )
         extra: dict[str, Any] = {"policy": o.policy, "max_turns": o.max_turns}
         extra.update({key: getattr(o, key) for key in keys if getattr(o, key) is not None})
         return extra
@@ -238,7 +278,9 @@ class _Episode:
                 if self.n_turns == 0:
                     # The policy may have switched to text mode on its first request.
                     self.recorder.update(1, message=self.policy.system_prompt())
-                    self.recorder.agent = self.recorder.agent.model_copy(update={"tool_definitions": self.policy.tool_definitions})
+                    self.recorder.agent = self.recorder.agent.model_copy(
+                        update={"tool_definitions": self.policy.tool_definitions}
+                    )
                 turn, finished = await self._play_turn(reply)
                 conversation.turns.append(turn)
                 self._record_turn(turn)
@@ -267,7 +309,7 @@ class _Episode:
     async def _workdir(self) -> str | None:
         try:
             res = await self.environment.exec("pwd", timeout_sec=30)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a best-effort query: no working directory is an answer
             return None
         out = (res.stdout or "").strip().splitlines()
         return out[-1] if res.return_code == 0 and out else None
@@ -279,7 +321,9 @@ class _Episode:
             self.n_invalid += 1
             self.invalid_streak += 1
             reason = reply.invalid or "the reply contains no action"
-            return Turn(reply=reply, feedback=invalid_reply_feedback(reason, tools=self.policy.tool_definitions is not None)), False
+            return Turn(
+                reply=reply, feedback=invalid_reply_feedback(reason, tools=self.policy.tool_definitions is not None)
+            ), False
         self.invalid_streak = 0
         results = []
         finished = False
@@ -287,8 +331,14 @@ class _Episode:
             remaining = self.remaining_sec()
             if remaining is not None and remaining <= 0:
                 break
-            timeout = self.o.command_timeout_sec if remaining is None else max(1.0, min(self.o.command_timeout_sec, remaining))
-            result = await execute(self.environment, call.action, call.id, timeout_sec=timeout, max_output_chars=self.o.max_output_chars)
+            timeout = (
+                self.o.command_timeout_sec
+                if remaining is None
+                else max(1.0, min(self.o.command_timeout_sec, remaining))
+            )
+            result = await execute(
+                self.environment, call.action, call.id, timeout_sec=timeout, max_output_chars=self.o.max_output_chars
+            )
             results.append(result)
             self.n_actions += 1
             if isinstance(call.action, FinishAction):
@@ -302,20 +352,37 @@ class _Episode:
     def _record_turn(self, turn: Turn) -> None:
         reply = turn.reply
         tool_calls = [
-            ToolCall(tool_call_id=c.id, function_name=c.name, arguments=c.arguments, extra={"error": c.error} if c.error else None)
+            ToolCall(
+                tool_call_id=c.id,
+                function_name=c.name,
+                arguments=c.arguments,
+                extra={"error": c.error} if c.error else None,
+            )
             for c in reply.calls
         ]
         results = [
             ObservationResult(
                 source_call_id=r.call_id,
                 content=r.output,
-                extra={k: v for k, v in {"exit_code": r.exit_code, "error": r.error, "duration_sec": r.duration_sec, "truncated": r.truncated or None}.items() if v is not None},
+                extra={
+                    k: v
+                    for k, v in {
+                        "exit_code": r.exit_code,
+                        "error": r.error,
+                        "duration_sec": r.duration_sec,
+                        "truncated": r.truncated or None,
+                    }.items()
+                    if v is not None
+                },
             )
             for r in turn.results
         ]
         if turn.feedback:
             if reply.calls:
-                results = [ObservationResult(source_call_id=c.id, content=turn.feedback, extra={"error": "invalid_action"}) for c in reply.calls]
+                results = [
+                    ObservationResult(source_call_id=c.id, content=turn.feedback, extra={"error": "invalid_action"})
+                    for c in reply.calls
+                ]
             else:
                 results.append(ObservationResult(content=turn.feedback, extra={"error": "invalid_action"}))
         metrics = None
@@ -424,14 +491,19 @@ class _Episode:
             total_completion_tokens=self.tokens["completion"] if llm else None,
             total_cached_tokens=self.tokens["cached"] if llm else None,
             total_steps=len(self.recorder.steps),
-            extra={"stop_reason": self.stop_reason, "n_turns": self.n_turns, "n_invalid_replies": self.n_invalid, "n_retries": self.n_retries},
+            extra={
+                "stop_reason": self.stop_reason,
+                "n_turns": self.n_turns,
+                "n_invalid_replies": self.n_invalid,
+                "n_retries": self.n_retries,
+            },
         )
         try:
             self.recorder.flush()
-        except Exception as exc:  # never mask the real outcome with a recording failure
+        except Exception as exc:  # noqa: BLE001 - never mask the real outcome with a recording failure
             self.agent.logger.error("could not write the trajectory: %s", exc)
         if self.policy is not None:
             try:
                 await asyncio.wait_for(self.policy.aclose(), timeout=5)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - closing is best effort at the end of an episode
                 self.agent.logger.debug("closing the policy failed: %s", exc)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,15 @@ TRAJECTORY_JSONL = "trajectory.jsonl"
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 class TrajectoryRecorder:
     """Steps of one episode, numbered from 1, flushed to both files on demand."""
 
-    def __init__(self, logs_dir: Path, *, agent: Agent, session_id: str | None = None, extra: dict[str, Any] | None = None):
+    def __init__(
+        self, logs_dir: Path, *, agent: Agent, session_id: str | None = None, extra: dict[str, Any] | None = None
+    ):
         self.logs_dir = Path(logs_dir)
         self.agent = agent
         self.session_id = session_id

@@ -7,8 +7,8 @@ import sys
 from typing import Any, NoReturn
 
 import typer
-from rich.console import Console
 from pydantic import BaseModel
+from rich.console import Console
 from rich.markup import escape
 
 console = Console(stderr=True)

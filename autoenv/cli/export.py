@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,8 +14,10 @@ from autoenv.taskfmt.export import ExportError, export_tasks
 
 def export_harbor(
     out: Annotated[Path, typer.Argument(help="Dataset folder to write.")],
-    db: Annotated[Optional[str], typer.Option(help="Store: export every valid and calibrated task recorded there.")] = None,
-    tasks: Annotated[Optional[Path], typer.Option("--from", help="Or: export every task under this folder.")] = None,
+    db: Annotated[
+        str | None, typer.Option(help="Store: export every valid and calibrated task recorded there.")
+    ] = None,
+    tasks: Annotated[Path | None, typer.Option("--from", help="Or: export every task under this folder.")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace tasks of the same name in OUT.")] = False,
 ) -> None:
     """Write accepted tasks as a Harbor dataset that `harbor run -p OUT` runs."""

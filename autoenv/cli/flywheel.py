@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -16,34 +16,37 @@ from autoenv.store.db import Store
 from autoenv.trials.runner import quiet_harbor_logs
 from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy, ServeKind, Switch
 
-
 C = FlywheelConfig
 
 
 def flywheel(
     steps: Annotated[int, option(C, "steps", min=1)] = default(C, "steps"),
-    db: Annotated[str, typer.Option(help="Store: a SQLite file path or an SQLAlchemy URL (postgresql://...).")] = "runs/flywheel.db",
+    db: Annotated[
+        str, typer.Option(help="Store: a SQLite file path or an SQLAlchemy URL (postgresql://...).")
+    ] = "runs/flywheel.db",
     run: Annotated[str, option(C, "run")] = default(C, "run"),
     group_size: Annotated[int, option(C, "group_size", "--group-size", "-g", min=1)] = default(C, "group_size"),
     tasks_per_step: Annotated[int, option(C, "tasks_per_step", min=1)] = default(C, "tasks_per_step"),
-    solver: Annotated[Optional[str], option(C, "solver")] = default(C, "solver"),
-    policy: Annotated[Optional[ProposerPolicy], option(C, "proposer_policy", "--policy")] = default(C, "proposer_policy"),
-    model: Annotated[Optional[str], option(C, "model")] = default(C, "model"),
-    base_url: Annotated[Optional[str], option(C, "base_url")] = default(C, "base_url"),
+    solver: Annotated[str | None, option(C, "solver")] = default(C, "solver"),
+    policy: Annotated[ProposerPolicy | None, option(C, "proposer_policy", "--policy")] = default(C, "proposer_policy"),
+    model: Annotated[str | None, option(C, "model")] = default(C, "model"),
+    base_url: Annotated[str | None, option(C, "base_url")] = default(C, "base_url"),
     serve: Annotated[ServeKind, option(C, "serve")] = default(C, "serve"),
     serve_port: Annotated[int, option(C, "serve_port")] = default(C, "serve_port"),
-    proposer_network: Annotated[Optional[ProposerNetwork], option(C, "proposer_network")] = default(C, "proposer_network"),
+    proposer_network: Annotated[ProposerNetwork | None, option(C, "proposer_network")] = default(C, "proposer_network"),
     method: Annotated[Method, option(C, "method")] = default(C, "method"),
     proposals_per_step: Annotated[int, option(C, "proposals_per_step", min=1)] = default(C, "proposals_per_step"),
-    seed_cases: Annotated[Optional[Path], option(C, "seed_cases_dir", "--seed-cases")] = None,
-    benchmark: Annotated[Optional[Path], option(C, "benchmark_dir", "--benchmark")] = None,
-    benchmark_tasks: Annotated[Optional[int], option(C, "benchmark_tasks", min=1)] = default(C, "benchmark_tasks"),
+    seed_cases: Annotated[Path | None, option(C, "seed_cases_dir", "--seed-cases")] = None,
+    benchmark: Annotated[Path | None, option(C, "benchmark_dir", "--benchmark")] = None,
+    benchmark_tasks: Annotated[int | None, option(C, "benchmark_tasks", min=1)] = default(C, "benchmark_tasks"),
     benchmark_rollouts: Annotated[int, option(C, "benchmark_rollouts", min=1)] = default(C, "benchmark_rollouts"),
-    static: Annotated[Optional[Path], option(C, "static_dir", "--static")] = default(C, "static_dir"),
-    proposer_training: Annotated[Switch, option(C, "proposer_training")] = Switch.ON if default(C, "proposer_training") else Switch.OFF,
+    static: Annotated[Path | None, option(C, "static_dir", "--static")] = default(C, "static_dir"),
+    proposer_training: Annotated[Switch, option(C, "proposer_training")] = Switch.ON
+    if default(C, "proposer_training")
+    else Switch.OFF,
     trainer: Annotated[str, option(C, "trainer")] = default(C, "trainer"),
     env: Annotated[str, option(C, "env")] = default(C, "env"),
-    ray: Annotated[Optional[str], option(C, "ray", "--ray")] = default(C, "ray"),
+    ray: Annotated[str | None, option(C, "ray", "--ray")] = default(C, "ray"),
     n_concurrent: Annotated[int, option(C, "n_concurrent", "-n", min=1)] = default(C, "n_concurrent"),
     out: Annotated[Path, option(C, "out_dir", "--out")] = default(C, "out_dir"),
 ) -> None:
@@ -52,11 +55,30 @@ def flywheel(
         fail(f"{static}: --static must be a folder of tasks")
     if serve != ServeKind.NONE and (model or base_url):
         fail("--serve serves the run's own checkpoints; it does not go with --model/--base-url")
-    given = dict(run=run, steps=steps, group_size=group_size, tasks_per_step=tasks_per_step, solver=solver,
-                 proposer_policy=policy, model=model, base_url=base_url, serve=serve, serve_port=serve_port,
-                 proposer_network=proposer_network, method=method, proposals_per_step=proposals_per_step, static_dir=static,
-                 proposer_training=proposer_training == Switch.ON, trainer=trainer, env=env, ray=ray,
-                 n_concurrent=n_concurrent, out_dir=out, benchmark_tasks=benchmark_tasks, benchmark_rollouts=benchmark_rollouts)
+    given = dict(
+        run=run,
+        steps=steps,
+        group_size=group_size,
+        tasks_per_step=tasks_per_step,
+        solver=solver,
+        proposer_policy=policy,
+        model=model,
+        base_url=base_url,
+        serve=serve,
+        serve_port=serve_port,
+        proposer_network=proposer_network,
+        method=method,
+        proposals_per_step=proposals_per_step,
+        static_dir=static,
+        proposer_training=proposer_training == Switch.ON,
+        trainer=trainer,
+        env=env,
+        ray=ray,
+        n_concurrent=n_concurrent,
+        out_dir=out,
+        benchmark_tasks=benchmark_tasks,
+        benchmark_rollouts=benchmark_rollouts,
+    )
     if seed_cases is not None:  # otherwise the config's default (the bundled examples)
         given["seed_cases_dir"] = seed_cases
     if benchmark is not None:
@@ -64,8 +86,14 @@ def flywheel(
     config = FlywheelConfig(**given)
     quiet_harbor_logs()
     store = Store(db)
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[note]}"), console=console) as progress:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=console,
+    ) as progress:
         bar = progress.add_task("flywheel", total=steps, note="")
 
         def on_event(event: str, data: dict) -> None:
@@ -86,9 +114,17 @@ def flywheel(
     for column in ("step", "policy", "proposals", "accepted", "groups", "useful", "collect s", "train s", "benchmark"):
         table.add_column(column)
     for r in reports:
-        table.add_row(str(r.step), f"v{r.policy_version_in}->v{r.policy_version_out}", str(r.proposals), str(r.accepted), str(r.groups),
-                      f"{r.useful_group_rate:.2f}", f"{r.collect_sec:.1f}", f"{r.train_sec:.1f}",
-                      "-" if r.benchmark_score is None else f"{r.benchmark_score:.2f}")
+        table.add_row(
+            str(r.step),
+            f"v{r.policy_version_in}->v{r.policy_version_out}",
+            str(r.proposals),
+            str(r.accepted),
+            str(r.groups),
+            f"{r.useful_group_rate:.2f}",
+            f"{r.collect_sec:.1f}",
+            f"{r.train_sec:.1f}",
+            "-" if r.benchmark_score is None else f"{r.benchmark_score:.2f}",
+        )
     console.print(table)
     console.print(f"store: {store.url}")
 

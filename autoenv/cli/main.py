@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import typer
 
-from autoenv.cli import images as images_cli
 from autoenv.cli import export as export_cli
 from autoenv.cli import flywheel as flywheel_cli
+from autoenv.cli import images as images_cli
 from autoenv.cli import propose as propose_cli
 from autoenv.cli import report as report_cli
 from autoenv.cli import tasks as tasks_cli
@@ -18,7 +18,9 @@ from autoenv.cli import train as train_cli
 from autoenv.cli import trials as trials_cli
 from autoenv.cli import validate as validate_cli
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Generate, validate and calibrate Harbor training environments.")
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Generate, validate and calibrate Harbor training environments."
+)
 
 trials_cli.register(app)
 tasks_cli.register(app)

@@ -6,7 +6,7 @@ import asyncio
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -15,29 +15,36 @@ from rich.table import Table
 
 from autoenv.cli.common import console, default, fail, option, print_json
 from autoenv.proposer.models import ProposeOptions, ProposeSummary, SeedCase
-from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.trials import runner
+from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy
 
 P = ProposeOptions
 
 
 def propose(
     seed_case: Annotated[Path, typer.Option("--seed-case", "-s", help="Seed case file (YAML or JSON).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Accepted tasks are written here (rejected ones under rejected/), with summary.json.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Accepted tasks are written here (rejected ones under rejected/), with summary.json."
+        ),
+    ],
     method: Annotated[Method, option(P, "method", "--method", "-m")] = default(P, "method"),
     policy: Annotated[ProposerPolicy, option(P, "policy", "--policy", "-p")] = default(P, "policy"),
     attempts: Annotated[int, option(P, "attempts", "--attempts", "-n", min=1)] = default(P, "attempts"),
-    workspace: Annotated[Optional[Path], typer.Option(help="Persistent proposer workspace (default: OUT/../workspace).")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Persistent proposer workspace (default: OUT/../workspace).")
+    ] = None,
     env: Annotated[str, option(P, "env", "--env", "-e")] = default(P, "env"),
-    solver: Annotated[Optional[str], option(P, "solver")] = default(P, "solver"),
+    solver: Annotated[str | None, option(P, "solver")] = default(P, "solver"),
     rollouts: Annotated[int, option(P, "rollouts", "-k", "--rollouts", min=1)] = default(P, "rollouts"),
     max_rounds: Annotated[int, option(P, "max_rounds", min=1)] = default(P, "max_rounds"),
     seed: Annotated[int, option(P, "seed")] = default(P, "seed"),
     flaw_rate: Annotated[float, option(P, "flaw_rate", min=0.0, max=1.0)] = default(P, "flaw_rate"),
-    model: Annotated[Optional[str], option(P, "model")] = default(P, "model"),
-    base_url: Annotated[Optional[str], option(P, "base_url")] = default(P, "base_url"),
-    network: Annotated[Optional[ProposerNetwork], option(P, "network")] = default(P, "network"),
+    model: Annotated[str | None, option(P, "model")] = default(P, "model"),
+    base_url: Annotated[str | None, option(P, "base_url")] = default(P, "base_url"),
+    network: Annotated[ProposerNetwork | None, option(P, "network")] = default(P, "network"),
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Generate tasks from a seed case; only tasks that pass validation and calibration are accepted."""
@@ -46,8 +53,20 @@ def propose(
     if policy == ProposerPolicy.OPENAI and not model:
         fail("--policy openai needs --model (and usually --base-url)")
     try:
-        options = ProposeOptions(method=method, policy=policy, attempts=attempts, env=env, solver=solver, rollouts=rollouts, seed=seed,
-                                 model=model, base_url=base_url, max_rounds=max_rounds, flaw_rate=flaw_rate, network=network)
+        options = ProposeOptions(
+            method=method,
+            policy=policy,
+            attempts=attempts,
+            env=env,
+            solver=solver,
+            rollouts=rollouts,
+            seed=seed,
+            model=model,
+            base_url=base_url,
+            max_rounds=max_rounds,
+            flaw_rate=flaw_rate,
+            network=network,
+        )
     except ValueError as exc:
         fail(_one_line(str(exc)).replace("Value error, ", ""))
     try:
@@ -68,7 +87,9 @@ def propose(
     runner.quiet_harbor_logs()
     out = out.resolve()
     workspace = (workspace or out.parent / "workspace").resolve()
-    summary = _run_with_progress(case, options, out=out, workspace=workspace, quiet=json_out, propose_async=propose_async)
+    summary = _run_with_progress(
+        case, options, out=out, workspace=workspace, quiet=json_out, propose_async=propose_async
+    )
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / "summary.json"
     summary_path.write_text(summary.model_dump_json(indent=2))
@@ -91,16 +112,28 @@ def _one_line(text: str) -> str:
         return head.rstrip(":") + (f" (line {where[-1][0]}, column {where[-1][1]})" if where else "")
     problems = []
     for field, detail in zip(lines[1:], lines[2:]):
-        if detail.startswith(("Field required", "Input should", "Value error", "String should")) and not field.startswith("For further"):
+        if detail.startswith(
+            ("Field required", "Input should", "Value error", "String should")
+        ) and not field.startswith("For further"):
             problems.append(f"{field}: {detail.split(' [')[0]}")
     return head.split(" validation error")[0].rsplit(" ", 1)[0] + " " + "; ".join(problems) if problems else head
 
 
-def _run_with_progress(case: SeedCase, options: ProposeOptions, *, out: Path, workspace: Path, quiet: bool,
-                       propose_async: Any) -> ProposeSummary:
-    with Progress(TextColumn("[bold]propose"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[status]}"),
-                  console=console, transient=quiet) as progress:
-        bar = progress.add_task("propose", total=options.attempts, status=f"{case.id} ({options.method}, {options.policy})")
+def _run_with_progress(
+    case: SeedCase, options: ProposeOptions, *, out: Path, workspace: Path, quiet: bool, propose_async: Any
+) -> ProposeSummary:
+    with Progress(
+        TextColumn("[bold]propose"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[status]}"),
+        console=console,
+        transient=quiet,
+    ) as progress:
+        bar = progress.add_task(
+            "propose", total=options.attempts, status=f"{case.id} ({options.method}, {options.policy})"
+        )
 
         def on_event(kind: str, data: dict[str, Any]) -> None:
             if kind == "attempt":
@@ -114,8 +147,11 @@ def _run_with_progress(case: SeedCase, options: ProposeOptions, *, out: Path, wo
                 progress.update(bar, advance=1, status=f"{data['task'] or '-'}: {verdict}")
 
         try:
-            return asyncio.run(propose_async(case, out_dir=out, workspace=workspace, on_event=on_event,
-                                             **options.model_dump(exclude_unset=True)))
+            return asyncio.run(
+                propose_async(
+                    case, out_dir=out, workspace=workspace, on_event=on_event, **options.model_dump(exclude_unset=True)
+                )
+            )
         except ValueError as exc:
             fail(str(exc))
 
@@ -126,18 +162,37 @@ def _print_summary(summary: ProposeSummary, path: Path, workspace: Path) -> None
         table.add_column(column)
     for r in summary.records:
         reason = (r.reason or "").splitlines()[0][:90] if r.reason else ""
-        table.add_row(str(r.attempt), Path(r.task_dir).name if r.task_dir else "-", "yes" if r.valid else "[red]no[/red]",
-                      "yes" if r.calibrated else "no", "-" if r.pass_rate is None else f"{r.pass_rate:.2f}", f"{r.reward:.2f}",
-                      str(r.rounds), str(r.n_files or "-"), f"{r.duration_sec:.1f}", escape(reason))
+        table.add_row(
+            str(r.attempt),
+            Path(r.task_dir).name if r.task_dir else "-",
+            "yes" if r.valid else "[red]no[/red]",
+            "yes" if r.calibrated else "no",
+            "-" if r.pass_rate is None else f"{r.pass_rate:.2f}",
+            f"{r.reward:.2f}",
+            str(r.rounds),
+            str(r.n_files or "-"),
+            f"{r.duration_sec:.1f}",
+            escape(reason),
+        )
     console.print(table)
-    console.print(f"accepted {len(summary.accepted_tasks)}/{summary.attempts} (valid {summary.valid}, calibrated {summary.calibrated}) "
-                  f"in {summary.duration_sec:.1f}s -> {path}; workspace {workspace}", highlight=False)
+    console.print(
+        f"accepted {len(summary.accepted_tasks)}/{summary.attempts} (valid {summary.valid}, calibrated "
+        f"{summary.calibrated}) "
+        f"in {summary.duration_sec:.1f}s -> {path}; workspace {workspace}",
+        highlight=False,
+    )
 
 
 def seed_cases(
-    trials: Annotated[Path, typer.Argument(help="A Harbor trial directory, or a folder of them (searched recursively).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where the seed-case YAML files are written.")] = Path("runs") / "seed_cases",
-    agent: Annotated[Optional[list[str]], typer.Option("--agent", "-a", help="Only trials of this agent (repeatable), e.g. autoenv-terminal.")] = None,
+    trials: Annotated[
+        Path, typer.Argument(help="A Harbor trial directory, or a folder of them (searched recursively).")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where the seed-case YAML files are written.")] = Path("runs")
+    / "seed_cases",
+    agent: Annotated[
+        list[str] | None,
+        typer.Option("--agent", "-a", help="Only trials of this agent (repeatable), e.g. autoenv-terminal."),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the seed cases as JSON.")] = False,
 ) -> None:
     """Write one seed case per failed trial (reward below 1, no reward, or an exception)."""
@@ -158,7 +213,10 @@ def seed_cases(
     for case in cases:
         table.add_row(case.id, "-" if case.reward is None else f"{case.reward:g}", escape(case.failure_mode[:100]))
     console.print(table)
-    console.print(f"{len(cases)} seed case(s) from failed trials -> {out}" + ("" if paths else " (no failed trials)"), highlight=False)
+    console.print(
+        f"{len(cases)} seed case(s) from failed trials -> {out}" + ("" if paths else " (no failed trials)"),
+        highlight=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

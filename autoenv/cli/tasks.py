@@ -16,12 +16,17 @@ task_app = typer.Typer(no_args_is_help=True, help="Inspect Harbor tasks.")
 @task_app.command("check")
 def check(
     paths: Annotated[list[Path], typer.Argument(help="Task folders, or dataset folders holding tasks.")],
-    env: Annotated[str, typer.Option(help="Backend the task must run on (local adds Dockerfile-subset checks).")] = "local",
+    env: Annotated[
+        str, typer.Option(help="Backend the task must run on (local adds Dockerfile-subset checks).")
+    ] = "local",
     json_out: Annotated[bool, typer.Option("--json", help="Print problems as JSON.")] = False,
-    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="A missing reference solution is a note, not an error.")] = False,
+    no_oracle: Annotated[
+        bool, typer.Option("--no-oracle", help="A missing reference solution is a note, not an error.")
+    ] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings make a task ill formed too.")] = False,
 ) -> None:
-    """Print every finding with its level (error, warning, note); exit 1 when there are errors (or warnings with --strict)."""
+    """Print every finding with its level (error, warning, note); exit 1 when there are errors (or warnings with
+    --strict)."""
     problems = []
     checked = 0
     for path in paths:
@@ -31,12 +36,17 @@ def check(
             problems.extend(check_task(task, env=env, oracle=not no_oracle))
     failing = errors(problems, strict=strict)
     if json_out:
-        print_json({"checked": checked, "errors": len(failing), "problems": [p.model_dump(mode="json") for p in problems]})
+        print_json(
+            {"checked": checked, "errors": len(failing), "problems": [p.model_dump(mode="json") for p in problems]}
+        )
     else:
         for problem in problems:
             typer.echo(str(problem))
         if not failing:
-            console.print(f"[green]ok[/green]: {checked} task(s) well formed" + (f" ({len(problems)} warning(s)/note(s))" if problems else ""))
+            console.print(
+                f"[green]ok[/green]: {checked} task(s) well formed"
+                + (f" ({len(problems)} warning(s)/note(s))" if problems else "")
+            )
     raise typer.Exit(1 if failing else 0)
 
 

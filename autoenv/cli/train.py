@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,9 @@ train_app = typer.Typer(no_args_is_help=True, help="Training backends and polici
 
 @train_app.command("init-policy")
 def init_policy(
-    out: Annotated[Path, typer.Option(help="Folder for the tiny policy (model + tokenizer built from a config, no download).")],
+    out: Annotated[
+        Path, typer.Option(help="Folder for the tiny policy (model + tokenizer built from a config, no download).")
+    ],
     seed: Annotated[int, typer.Option(help="Weight init seed.")] = 0,
 ) -> None:
     """Build the tiny offline policy v0 (needs .venv-train: bash scripts/setup-train.sh)."""
@@ -22,7 +24,7 @@ def init_policy(
 
     try:
         path = build(out, seed=seed)
-    except Exception as exc:  # missing training venv, bad folder
+    except Exception as exc:  # noqa: BLE001 - missing training venv, bad folder
         fail(str(exc))
     console.print(f"policy: {path}")
 
@@ -32,7 +34,7 @@ def step(
     batch: Annotated[Path, typer.Option(help="A training batch in the export format (JSONL).")],
     out: Annotated[Path, typer.Option(help="Where the new checkpoint (or exported batch) goes.")],
     trainer: Annotated[str, typer.Option(help="Backend spec: export, trl, trl:lr=1e-4,steps=2,...")] = "trl",
-    policy: Annotated[Optional[Path], typer.Option(help="Current policy checkpoint folder.")] = None,
+    policy: Annotated[Path | None, typer.Option(help="Current policy checkpoint folder.")] = None,
 ) -> None:
     """Run one training step on an exported batch and print the result as JSON."""
     from autoenv.train.backends import make_trainer
@@ -42,7 +44,7 @@ def step(
         fail(f"{batch}: no such batch file")
     try:
         result = make_trainer(trainer).train_step(TrainingBatch.read_jsonl(batch), policy_dir=policy, out_dir=out)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the CLI boundary: said for a user by fail_with
         fail(f"{batch}: {exc}")
     print_json(result.model_dump())
 

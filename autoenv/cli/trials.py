@@ -4,28 +4,35 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenv.spec import parse_options
 from autoenv.cli.common import console, fail, fail_with, print_json
 from autoenv.sandbox.backends import UnknownBackend, environment_config
+from autoenv.spec import parse_options
 from autoenv.taskfmt.check import find_tasks, is_task_dir
 from autoenv.trials import runner
 
-AgentOpt = Annotated[str, typer.Option("--agent", "-a", help="oracle, nop, terminal, any Harbor agent name, or module:Class.")]
-EnvOpt = Annotated[str, typer.Option("--env", "-e", help="local (no container engine), or a Harbor environment: docker, podman, modal, ...")]
-PolicyOpt = Annotated[Optional[str], typer.Option(help="Policy for the terminal agent: scripted (offline) or openai.")]
-ModelOpt = Annotated[Optional[str], typer.Option(help="Model name for LLM agents/policies.")]
-BaseUrlOpt = Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint for --policy openai.")]
-SeedOpt = Annotated[Optional[int], typer.Option(help="Seed for scripted policies.")]
+AgentOpt = Annotated[
+    str, typer.Option("--agent", "-a", help="oracle, nop, terminal, any Harbor agent name, or module:Class.")
+]
+EnvOpt = Annotated[
+    str,
+    typer.Option(
+        "--env", "-e", help="local (no container engine), or a Harbor environment: docker, podman, modal, ..."
+    ),
+]
+PolicyOpt = Annotated[str | None, typer.Option(help="Policy for the terminal agent: scripted (offline) or openai.")]
+ModelOpt = Annotated[str | None, typer.Option(help="Model name for LLM agents/policies.")]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for --policy openai.")]
+SeedOpt = Annotated[int | None, typer.Option(help="Seed for scripted policies.")]
 TrialsDirOpt = Annotated[Path, typer.Option(help="Where trial outputs are written.")]
 
 
-def agent_kwargs(policy: str | None, base_url: str | None, seed: int | None, extra: list[str]) -> dict:
+def agent_kwargs(policy: str | None, base_url: str | None, seed: int | None, extra: list[str] | None) -> dict:
     kwargs: dict = {}
     if policy:
         kwargs["policy"] = policy
@@ -33,7 +40,7 @@ def agent_kwargs(policy: str | None, base_url: str | None, seed: int | None, ext
         kwargs["base_url"] = base_url
     if seed is not None:
         kwargs["seed"] = seed
-    for item in extra:
+    for item in extra or []:
         try:
             kwargs |= parse_options(item, what="--ak")
         except ValueError as exc:
@@ -56,7 +63,13 @@ def trial(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
-    ak: Annotated[list[str], typer.Option("--ak", help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false).")] = [],
+    ak: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ak",
+            help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false).",
+        ),
+    ] = None,
     trials_dir: TrialsDirOpt = runner.default_trials_dir(),
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -70,14 +83,24 @@ def trial(
     _check_env(env)
     runner.quiet_harbor_logs()
     try:
-        outcome = runner.run_trial(path, agent, env=env, model=model, agent_kwargs=agent_kwargs(policy, base_url, seed, ak), trials_dir=trials_dir)
-    except Exception as exc:
+        outcome = runner.run_trial(
+            path,
+            agent,
+            env=env,
+            model=model,
+            agent_kwargs=agent_kwargs(policy, base_url, seed, ak),
+            trials_dir=trials_dir,
+        )
+    except Exception as exc:  # noqa: BLE001 - the CLI boundary: said for a user by fail_with
         fail_with(exc, task=path, env=env, json_out=json_out)
     if json_out:
         print_json(outcome.model_dump())
     else:
         colour = "green" if outcome.passed else "red"
-        console.print(f"[{colour}]reward={outcome.reward}[/{colour}] error={outcome.error} ({outcome.duration_sec:.1f}s) -> {outcome.trial_dir}")
+        console.print(
+            f"[{colour}]reward={outcome.reward}[/{colour}] error={outcome.error} ({outcome.duration_sec:.1f}s) -> "
+            f"{outcome.trial_dir}"
+        )
         for note in outcome.stand_ins:
             console.print(f"[yellow]base image stand-in:[/yellow] {note}", highlight=False)
         if outcome.error_message:
@@ -94,7 +117,13 @@ def trials(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
-    ak: Annotated[list[str], typer.Option("--ak", help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false).")] = [],
+    ak: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ak",
+            help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false).",
+        ),
+    ] = None,
     trials_dir: TrialsDirOpt = runner.default_trials_dir(),
     json_out: Annotated[bool, typer.Option("--json", help="Print all outcomes as JSON.")] = False,
 ) -> None:
@@ -106,14 +135,31 @@ def trials(
     runner.quiet_harbor_logs()
     # each attempt of a seeded policy gets its own seed, or all attempts would play the same way
     jobs = [(t, agent, {"seed": seed + i} if seed is not None else {}) for t in tasks for i in range(attempts)]
-    with Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console, transient=json_out) as progress:
+    with Progress(
+        TextColumn("[bold]trials"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=console,
+        transient=json_out,
+    ) as progress:
         bar = progress.add_task("trials", total=len(jobs), last="")
 
         def done(outcome: runner.TrialOutcome) -> None:
             progress.update(bar, advance=1, last=f"{outcome.task}: {outcome.reward}")
 
-        outcomes = asyncio.run(runner.arun_many(jobs, n_concurrent=n_concurrent, on_done=done, env=env, model=model,
-                                                agent_kwargs=agent_kwargs(policy, base_url, None, ak), trials_dir=trials_dir))
+        outcomes = asyncio.run(
+            runner.arun_many(
+                jobs,
+                n_concurrent=n_concurrent,
+                on_done=done,
+                env=env,
+                model=model,
+                agent_kwargs=agent_kwargs(policy, base_url, None, ak),
+                trials_dir=trials_dir,
+            )
+        )
     if json_out:
         print_json([o.model_dump() for o in outcomes])
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -13,17 +13,24 @@ from rich.table import Table
 
 from autoenv.cli.common import console, fail, fail_with, print_json
 from autoenv.sandbox.backends import UnknownBackend, environment_config
+from autoenv.spec import SolverSpec
 from autoenv.taskfmt.check import Level, find_tasks, is_task_dir
 from autoenv.trials import runner
 from autoenv.validate import cache
-from autoenv.spec import SolverSpec
 from autoenv.validate.calibration import CalibrationReport, acalibrate, parse_band
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.validation import ValidationReport, avalidate_task, cached_validation
 
-EnvOpt = Annotated[str, typer.Option("--env", "-e", help="local (no container engine), or a Harbor environment: docker, podman, modal, ...")]
+EnvOpt = Annotated[
+    str,
+    typer.Option(
+        "--env", "-e", help="local (no container engine), or a Harbor environment: docker, podman, modal, ..."
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the full report(s) as JSON.")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Run again even if this exact task content has a recorded verdict.")]
+ForceOpt = Annotated[
+    bool, typer.Option("--force", help="Run again even if this exact task content has a recorded verdict.")
+]
 ConcurrencyOpt = Annotated[int, typer.Option("-n", "--n-concurrent", help="Trials run at once.")]
 ThresholdOpt = Annotated[float, typer.Option(help="Reward that counts as a pass (below 1 for graded rewards).")]
 
@@ -53,22 +60,39 @@ def _print_validation(report: ValidationReport) -> None:
         for finding in report.findings(level):
             console.print(f"[{colour}]{escape(str(finding))}[/{colour}]", highlight=False, soft_wrap=True)
     verdict = "[green]valid[/green]" if report.valid else "[red]not valid[/red]"
-    console.print(f"{report.task_name}: {verdict} ({report.duration_sec:.1f}s) -> {cache.record_path(report.task, 'validation')}")
+    console.print(
+        f"{report.task_name}: {verdict} ({report.duration_sec:.1f}s) -> {cache.record_path(report.task, 'validation')}"
+    )
 
 
 def validate(
     path: Annotated[Path, typer.Argument(help="A Harbor task folder, or a dataset folder of tasks.")],
     env: EnvOpt = "local",
-    repeats: Annotated[int, typer.Option("-r", "--repeats", min=1, help="Oracle runs; all must pass with the same verdict.")] = 2,
+    repeats: Annotated[
+        int, typer.Option("-r", "--repeats", min=1, help="Oracle runs; all must pass with the same verdict.")
+    ] = 2,
     threshold: ThresholdOpt = 1.0,
-    margin: Annotated[float, typer.Option(help="Share of the agent/verifier time limits the reference run may use.")] = 0.5,
+    margin: Annotated[
+        float, typer.Option(help="Share of the agent/verifier time limits the reference run may use.")
+    ] = 0.5,
     n_concurrent: ConcurrencyOpt = 2,
     force: ForceOpt = False,
     trials_dir: Annotated[Path, typer.Option(help="Where validation trials are written.")] = Path("runs") / "validate",
     json_out: JsonOpt = False,
-    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Validate without the reference solution (datasets that ship none): "
-                                            "oracle, determinism, partial-solution and timing checks are reported as not run.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Warnings (lint style, unpinned versions, unknown fields) make a task invalid too.")] = False,
+    no_oracle: Annotated[
+        bool,
+        typer.Option(
+            "--no-oracle",
+            help="Validate without the reference solution (datasets that ship none): "
+            "oracle, determinism, partial-solution and timing checks are reported as not run.",
+        ),
+    ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Warnings (lint style, unpinned versions, unknown fields) make a task invalid too."
+        ),
+    ] = False,
 ) -> None:
     """Run every validation check that can run; exit 0 if the task(s) are valid, 1 if not.
 
@@ -90,10 +114,21 @@ def validate(
     reports: list[ValidationReport] = []
     for task in tasks:
         try:
-            report = asyncio.run(avalidate_task(task, env=env, repeats=repeats, threshold=threshold, timeout_margin=margin,
-                                                force=force, trials_dir=trials_dir, n_concurrent=n_concurrent,
-                                                oracle=not no_oracle, strict=strict))
-        except Exception as exc:  # the backend, the infrastructure or a bug, not a verdict on the task
+            report = asyncio.run(
+                avalidate_task(
+                    task,
+                    env=env,
+                    repeats=repeats,
+                    threshold=threshold,
+                    timeout_margin=margin,
+                    force=force,
+                    trials_dir=trials_dir,
+                    n_concurrent=n_concurrent,
+                    oracle=not no_oracle,
+                    strict=strict,
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 - the backend, the infrastructure or a bug, not a verdict on the task
             fail_with(exc, task=task, env=env, json_out=json_out)
         reports.append(report)
         if not json_out:
@@ -111,8 +146,10 @@ def _print_calibration(report: CalibrationReport, r_p: float | None) -> None:
     colour = "green" if report.accepted else "red"
     rate = "n/a" if report.pass_rate is None else f"{report.pass_rate:.3f}"
     lines = [
-        f"{report.task_name}: solver {s.solver}, {s.rollouts} rollouts on {s.env}" + (" (recorded verdict)" if report.cached else ""),
-        f"  passed      {report.passes}/{report.n}" + (f" ({report.n_excluded} left out: infrastructure errors)" if report.n_excluded else ""),
+        f"{report.task_name}: solver {s.solver}, {s.rollouts} rollouts on {s.env}"
+        + (" (recorded verdict)" if report.cached else ""),
+        f"  passed      {report.passes}/{report.n}"
+        + (f" ({report.n_excluded} left out: infrastructure errors)" if report.n_excluded else ""),
         f"  pass rate   {rate}  95% Wilson CI [{report.ci_low:.3f}, {report.ci_high:.3f}]",
         f"  mean turns  {'n/a' if report.mean_turns is None else f'{report.mean_turns:.1f}'}",
         f"  band        {s.band_text()}",
@@ -125,18 +162,30 @@ def _print_calibration(report: CalibrationReport, r_p: float | None) -> None:
 
 def calibrate(
     path: Annotated[Path, typer.Argument(help="A Harbor task folder.")],
-    solver: Annotated[str, typer.Option("--solver", "-s", help="oracle, nop, coin:p=0.5, terminal:policy=scripted,success_rate=0.5, or module:Class[:k=v,...].")],
+    solver: Annotated[
+        str,
+        typer.Option(
+            "--solver",
+            "-s",
+            help="oracle, nop, coin:p=0.5, terminal:policy=scripted,success_rate=0.5, or module:Class[:k=v,...].",
+        ),
+    ],
     rollouts: Annotated[int, typer.Option("--rollouts", "-k", min=1, help="Number of solver rollouts (K).")],
-    band: Annotated[Optional[str], typer.Option(help="Accept when LO <= pass rate <= HI, e.g. 0.2,0.8 (default: at least one pass and one fail).")] = None,
+    band: Annotated[
+        str | None,
+        typer.Option(help="Accept when LO <= pass rate <= HI, e.g. 0.2,0.8 (default: at least one pass and one fail)."),
+    ] = None,
     env: EnvOpt = "local",
     threshold: ThresholdOpt = 1.0,
     seed: Annotated[int, typer.Option(help="Base seed; rollout i gets seed+i.")] = 0,
     n_concurrent: ConcurrencyOpt = 2,
     force: ForceOpt = False,
-    trials_dir: Annotated[Path, typer.Option(help="Where calibration trials are written.")] = Path("runs") / "calibrate",
+    trials_dir: Annotated[Path, typer.Option(help="Where calibration trials are written.")] = Path("runs")
+    / "calibrate",
     json_out: JsonOpt = False,
 ) -> None:
-    """Run K solver rollouts; report pass rate, 95% Wilson interval, mean turns and the verdict (exit 0 accepted, 1 rejected)."""
+    """Run K solver rollouts; report pass rate, 95% Wilson interval, mean turns and the verdict (exit 0 accepted, 1
+    rejected)."""
     if not is_task_dir(path):
         fail(f"{path}: not a task folder (no task.toml)")
     try:
@@ -146,17 +195,39 @@ def calibrate(
         fail(str(exc))
     _check_env(env)
     runner.quiet_harbor_logs()
-    with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
-                  console=console, transient=True) as progress:
+    with Progress(
+        TextColumn("[bold]rollouts"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=console,
+        transient=True,
+    ) as progress:
         bar = progress.add_task("rollouts", total=rollouts, last="")
 
         def done(outcome: runner.TrialOutcome) -> None:
-            progress.update(bar, advance=1, last=f"reward {outcome.reward}" + (f" ({outcome.error})" if outcome.error else ""))
+            progress.update(
+                bar, advance=1, last=f"reward {outcome.reward}" + (f" ({outcome.error})" if outcome.error else "")
+            )
 
         try:
-            report = asyncio.run(acalibrate(path, solver=solver, rollouts=rollouts, band=band_range, threshold=threshold, env=env,
-                                            seed=seed, n_concurrent=n_concurrent, force=force, trials_dir=trials_dir, on_done=done))
-        except Exception as exc:
+            report = asyncio.run(
+                acalibrate(
+                    path,
+                    solver=solver,
+                    rollouts=rollouts,
+                    band=band_range,
+                    threshold=threshold,
+                    env=env,
+                    seed=seed,
+                    n_concurrent=n_concurrent,
+                    force=force,
+                    trials_dir=trials_dir,
+                    on_done=done,
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 - the CLI boundary: said for a user by fail_with
             fail(f"{path}: calibration could not run: {exc}")
     validation = cached_validation(path)
     r_p = proposer_reward(validation, report) if validation is not None else None

@@ -17,6 +17,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for annotations only: families do not import the proposer
@@ -60,7 +61,10 @@ class TaskDraft:
         return task_dir
 
     def summary(self) -> str:
-        return f"{self.name} ({self.family}; {', '.join(f'{k}={v}' for k, v in self.params.items() if not isinstance(v, (list, dict)))})"
+        return (
+            f"{self.name} ({self.family}; "
+            f"{', '.join(f'{k}={v}' for k, v in self.params.items() if not isinstance(v, (list, dict)))})"
+        )
 
 
 #: Grading in a fresh sandbox (Harbor's separate verifier mode): the agent's /app is collected and
@@ -81,11 +85,24 @@ class Family:
     keywords: tuple[str, ...]
     generate: Callable[..., TaskDraft]
     recipe: Recipe | None = None
-    #: Graded difficulty the generator takes as ``level=`` (empty: one level); ``default_level`` is used without a choice.
+    #: Graded difficulty the generator takes as ``level=`` (empty: one level); ``default_level`` is used without a
+    #: choice.
     levels: tuple[int, ...] = ()
     default_level: int | None = None
     #: For families whose generator writes a folder (office, web): ``write(task_dir, rng, seed_case)``.
     write: Callable[..., None] | None = None
+
+    @classmethod
+    def of(cls, package: ModuleType) -> Family:
+        """The family a folder under ``autoenv/families/`` defines: its ``generator`` module's ``NAME``,
+        ``DESCRIPTION``, ``KEYWORDS``, ``generate`` (and ``DIFFICULTY_LEVELS``/``DEFAULT_LEVEL`` when graded),
+        and its ``recipe`` module's ``RECIPE`` when it has one."""
+        gen = package.generator
+        recipe = getattr(getattr(package, "recipe", None), "RECIPE", None)
+        levels = tuple(getattr(gen, "DIFFICULTY_LEVELS", ()))
+        return cls(
+            gen.NAME, gen.DESCRIPTION, gen.KEYWORDS, gen.generate, recipe, levels, getattr(gen, "DEFAULT_LEVEL", None)
+        )
 
     def draft(self, case: SeedCase, rng: random.Random, level: int | None = None) -> TaskDraft:
         if not self.levels:
@@ -105,7 +122,14 @@ def verifier_toml(timeout_sec: float) -> str:
     return f'[verifier]\ntimeout_sec = {timeout_sec:.1f}\nenvironment_mode = "separate"\n'
 
 
-def dockerfile(*, base: str = "python:3.12-slim", pytest: bool = True, copy_app: bool = True, run: list[str] | None = None, workdir: str = "/app") -> str:
+def dockerfile(
+    *,
+    base: str = "python:3.12-slim",
+    pytest: bool = True,
+    copy_app: bool = True,
+    run: list[str] | None = None,
+    workdir: str = "/app",
+) -> str:
     lines = [f"FROM {base}"]
     if pytest:
         lines.append(f"RUN pip install --no-cache-dir {PYTEST_PIN}")
@@ -116,13 +140,25 @@ def dockerfile(*, base: str = "python:3.12-slim", pytest: bool = True, copy_app:
     return "\n".join(lines) + "\n"
 
 
-def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], difficulty: str = "medium",
-              agent_timeout: float = 120.0, verifier_timeout: float = 60.0, extra_meta: dict[str, str] | None = None) -> str:
+def task_toml(
+    *,
+    family: str,
+    seed_case: str,
+    category: str,
+    tags: list[str],
+    difficulty: str = "medium",
+    agent_timeout: float = 120.0,
+    verifier_timeout: float = 60.0,
+    extra_meta: dict[str, str] | None = None,
+) -> str:
     tag_list = ", ".join(f'"{t}"' for t in tags)
     meta = "".join(f'{k} = "{v}"\n' for k, v in (extra_meta or {}).items())
-    return textwrap.dedent("""\
+    return (
+        textwrap.dedent("""\
         schema_version = "1.4"
-        """) + ARTIFACTS_TOML + textwrap.dedent(f"""\
+        """)
+        + ARTIFACTS_TOML
+        + textwrap.dedent(f"""\
 
         [metadata]
         difficulty = "{difficulty}"
@@ -131,7 +167,11 @@ def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], di
         author_name = "autoenv-proposer"
         family = "{family}"
         seed_case = "{seed_case}"
-        """) + meta + "\n" + verifier_toml(verifier_timeout) + textwrap.dedent(f"""\
+        """)
+        + meta
+        + "\n"
+        + verifier_toml(verifier_timeout)
+        + textwrap.dedent(f"""\
 
         [agent]
         timeout_sec = {agent_timeout:.1f}
@@ -142,12 +182,42 @@ def task_toml(*, family: str, seed_case: str, category: str, tags: list[str], di
         memory_mb = 2048
         network_mode = "no-network"
         """)
+    )
 
 
 #: test.sh lines that keep the verdict out of reach of whatever code the tests run: /logs/verifier is
 #: root's alone (Harbor leaves it world-writable, and a reward.json there wins over reward.txt) and
 #: /tests is unreadable to others. The tests then run as nobody (below), so an agent's program or module
 #: can neither write the verdict nor read the tests' data files.
+def task_files(
+    case: SeedCase,
+    family: str,
+    category: str,
+    tags: list[str],
+    instruction: str,
+    solution: str,
+    tests: str,
+    *,
+    app: dict[str, str] | None = None,
+    hidden: dict[str, str] | None = None,
+    **toml: Any,
+) -> dict[str, str]:
+    """The files of a pytest-graded family task: the six every task has (instruction, task.toml, Dockerfile,
+    solve.sh, test.sh, test_outputs.py), the task's data (``app``: paths under ``environment/app/``) and what
+    only the tests see (``hidden``: inputs, labels, next to the tests)."""
+    app, support = app or {}, hidden or {}
+    return {
+        "instruction.md": instruction,
+        "task.toml": task_toml(family=family, seed_case=case.id, category=category, tags=tags, **toml),
+        "environment/Dockerfile": dockerfile(),
+        **{f"environment/app/{rel}": text for rel, text in app.items()},
+        "solution/solve.sh": solution,
+        "tests/test.sh": pytest_test_sh(*support),
+        "tests/test_outputs.py": tests,
+        **{f"tests/{rel}": text for rel, text in support.items()},
+    }
+
+
 LOCK_VERDICT = (
     "mkdir -p /logs/verifier\n"
     "# only root writes the verdict: a reward.json the tests or the agent's code left would win over reward.txt\n"
@@ -158,7 +228,7 @@ LOCK_VERDICT = (
 #: Runs ``python3 -I -m pytest ARGS`` as nobody (uid/gid 65534, no groups), in Python so no image needs setpriv.
 AS_NOBODY_PYTEST = (
     "python3 -I -c 'import os, sys; os.setgroups([]); os.setgid(65534); os.setuid(65534); "
-    "os.execv(sys.executable, [sys.executable, \"-I\", \"-m\", \"pytest\", *sys.argv[1:]])'"
+    'os.execv(sys.executable, [sys.executable, "-I", "-m", "pytest", *sys.argv[1:]])\''
 )
 
 
@@ -178,11 +248,14 @@ def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
     return (
         "#!/bin/bash\n"
         + LOCK_VERDICT
-        + ("# run only this task's test files, from a fresh folder, as nobody\n" if unprivileged
-           else "# run only this task's test files, from a fresh folder\n")
+        + (
+            "# run only this task's test files, from a fresh folder, as nobody\n"
+            if unprivileged
+            else "# run only this task's test files, from a fresh folder\n"
+        )
         + "T=$(mktemp -d)\n"
-        + f"cp {files} \"$T\"/ && chmod -R a+rX \"$T\" && cd \"$T\" && \\\n"
-        + f"  {runner} -q -p no:cacheprovider -c /dev/null --rootdir \"$T\" --noconftest \"$T/test_outputs.py\" -rA\n"
+        + f'cp {files} "$T"/ && chmod -R a+rX "$T" && cd "$T" && \\\n'
+        + f'  {runner} -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA\n'
         + "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
     )
 
@@ -221,7 +294,14 @@ def fmt_py(value: Any) -> str:
 # failing part, the fixer can restore that file. The fixer never reads
 # ``draft.flaw``: it only sees the feedback text (see autoenv.proposer.fixer).
 
-FLAWS = ("forgot_copy", "answer_in_instruction", "wrong_output_path", "no_reward_on_failure", "tests_in_image", "stale_output")
+FLAWS = (
+    "forgot_copy",
+    "answer_in_instruction",
+    "wrong_output_path",
+    "no_reward_on_failure",
+    "tests_in_image",
+    "stale_output",
+)
 
 
 def apply_flaw(draft: TaskDraft, flaw: str, rng: random.Random) -> TaskDraft:
@@ -237,17 +317,25 @@ def apply_flaw(draft: TaskDraft, flaw: str, rng: random.Random) -> TaskDraft:
             files[rel] = text
 
     docker = files.get("environment/Dockerfile", "")
-    if not all(isinstance(files.get(rel, ""), str) for rel in ("environment/Dockerfile", "instruction.md", "task.toml", "tests/test.sh", "solution/solve.sh")):
+    if not all(
+        isinstance(files.get(rel, ""), str)
+        for rel in ("environment/Dockerfile", "instruction.md", "task.toml", "tests/test.sh", "solution/solve.sh")
+    ):
         return draft
     if flaw == "forgot_copy":
         if "COPY app/" not in docker:
             return draft
-        change("environment/Dockerfile", "\n".join(line for line in docker.splitlines() if not line.startswith("COPY app/")) + "\n")
+        change(
+            "environment/Dockerfile",
+            "\n".join(line for line in docker.splitlines() if not line.startswith("COPY app/")) + "\n",
+        )
     elif flaw == "answer_in_instruction":
         answer = draft.params.get("leak_hint")
         if not answer:
             return draft
-        change("instruction.md", files["instruction.md"].rstrip() + f"\n\nFor reference, a correct run gives {answer}.\n")
+        change(
+            "instruction.md", files["instruction.md"].rstrip() + f"\n\nFor reference, a correct run gives {answer}.\n"
+        )
     elif flaw == "wrong_output_path":
         out = draft.params.get("output_path")
         solve = files.get("solution/solve.sh", "")
@@ -274,8 +362,16 @@ def apply_flaw(draft: TaskDraft, flaw: str, rng: random.Random) -> TaskDraft:
         if not stale:
             return draft
         # only outputs that complete the answer: a partial one would pass validation unnoticed
-        for rel, text in ([stale] if isinstance(stale, tuple) else stale):
+        for rel, text in [stale] if isinstance(stale, tuple) else stale:
             change(f"environment/app/{rel}", text)
     else:
         raise ValueError(f"unknown flaw {flaw!r}")
-    return TaskDraft(name=draft.name, family=draft.family, files=files, executable=set(draft.executable), params=dict(draft.params), flaw=flaw, clean=clean)
+    return TaskDraft(
+        name=draft.name,
+        family=draft.family,
+        files=files,
+        executable=set(draft.executable),
+        params=dict(draft.params),
+        flaw=flaw,
+        clean=clean,
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from autoenv.errors import TaskError
 from autoenv.families import (
     bugfix,
     cashflow_memo,
@@ -26,7 +27,7 @@ from autoenv.families import (
     xlsx_variance,
 )
 from autoenv.families.base import Family
-from autoenv.errors import TaskError
+from autoenv.families.office import folder_family
 
 if TYPE_CHECKING:
     from autoenv.agents.policies.recipes import Recipe
@@ -36,18 +37,18 @@ if TYPE_CHECKING:
 FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
-        bugfix.FAMILY,
-        csv_stat.FAMILY,
-        log_parse.FAMILY,
-        config_repair.FAMILY,
-        text_classification.FAMILY,
-        primer_tm.FAMILY,
-        mlp_rebuild.FAMILY,
-        shell_script.FAMILY,
-        incident_webapp.FAMILY,
-        docx_formatting.FAMILY,
-        xlsx_variance.FAMILY,
-        cashflow_memo.FAMILY,
+        Family.of(bugfix),
+        Family.of(csv_stat),
+        Family.of(log_parse),
+        Family.of(config_repair),
+        Family.of(text_classification),
+        Family.of(primer_tm),
+        Family.of(mlp_rebuild),
+        Family.of(shell_script),
+        folder_family(incident_webapp),
+        folder_family(docx_formatting),
+        folder_family(xlsx_variance),
+        folder_family(cashflow_memo),
     )
 }
 

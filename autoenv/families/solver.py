@@ -56,8 +56,10 @@ class ScriptRecipe(Recipe):
         yield Plan([RunAction(command=self.look(found))], "Look at the inputs named in the task.")
         program = self.program(found)
         run = yield Plan(
-            [WriteFileAction(path=self.program_path, content=program),
-             RunAction(command=self.run_command(found), timeout_sec=120)],
+            [
+                WriteFileAction(path=self.program_path, content=program),
+                RunAction(command=self.run_command(found), timeout_sec=120),
+            ],
             f"Write a {self.name} program for this task and run it.",
         )
         if not run or run[-1].exit_code != 0:

@@ -24,7 +24,6 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from autoenv.proposer.models import AttemptRecord, SeedCase
-from autoenv.vocab import SCRIPTED_SOLVER, Baseline, Method, ProposerNetwork, ProposerPolicy, ServeKind
 from autoenv.proposer.seeds import harvest_seed_cases
 from autoenv.proposer.stage import propose_step
 from autoenv.rollout.benchmark import score_benchmark
@@ -36,6 +35,7 @@ from autoenv.taskfmt.hashing import count_files, task_hash
 from autoenv.train.backends import TrainResult, make_trainer
 from autoenv.train.batch import TrainingBatch
 from autoenv.train.build import build_batch
+from autoenv.vocab import SCRIPTED_SOLVER, Baseline, Method, ProposerNetwork, ProposerPolicy, ServeKind
 
 #: Options a resumed run may change: how fast it runs and how far, never what it measures.
 RESUMABLE_OPTIONS = {"steps", "n_concurrent", "ray", "serve_port"}
@@ -52,31 +52,72 @@ class FlywheelConfig(BaseModel):
     steps: int = Field(default=3, ge=1, description="Training steps to run (a resumed run skips finished steps).")
     group_size: int = Field(default=4, ge=1, description="Rollouts per task (GRPO group size).")
     tasks_per_step: int = Field(default=3, ge=1, description="Tasks rolled out per step.")
-    solver: str | None = Field(default=None, description=(
-        f"Solver spec: agent[:k=v,...]. Default: the shared policy (the model given or served, else {SCRIPTED_SOLVER}). "
-        "A policy=openai spec without base_url samples from the shared model."))
-    proposer_policy: ProposerPolicy | None = Field(default=None, description=(
-        "Proposer policy: scripted (offline) or openai. Default: openai when --model or --serve is given."))
-    model: str | None = Field(default=None, description="Model at the endpoint: the proposer and, by default, the solver (one shared policy).")
+    solver: str | None = Field(
+        default=None,
+        description=(
+            f"Solver spec: agent[:k=v,...]. Default: the shared policy (the model given or served, else "
+            f"{SCRIPTED_SOLVER}). "
+            "A policy=openai spec without base_url samples from the shared model."
+        ),
+    )
+    proposer_policy: ProposerPolicy | None = Field(
+        default=None,
+        description=(
+            "Proposer policy: scripted (offline) or openai. Default: openai when --model or --serve is given."
+        ),
+    )
+    model: str | None = Field(
+        default=None, description="Model at the endpoint: the proposer and, by default, the solver (one shared policy)."
+    )
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint of --model.")
-    serve: ServeKind = Field(default=ServeKind.NONE, description=(
-        "Serve each trained version to the next step's rollouts: none, cpu (training env; the tiny policy) or vllm (GPU)."))
+    serve: ServeKind = Field(
+        default=ServeKind.NONE,
+        description=(
+            "Serve each trained version to the next step's rollouts: none, cpu (training env; the tiny policy) or vllm "
+            "(GPU)."
+        ),
+    )
     serve_port: int = Field(default=8011, description="Port of the served policy (127.0.0.1).")
-    proposer_network: ProposerNetwork | None = Field(default=None, description=(
-        "Agentic proposer's sandbox network: public or no-network (default: public with a model, no-network offline)."))
+    proposer_network: ProposerNetwork | None = Field(
+        default=None,
+        description=(
+            "Agentic proposer's sandbox network: public or no-network (default: public with a model, no-network "
+            "offline)."
+        ),
+    )
     method: Method = Field(default=Method.FEEDBACK, description="Proposer method: prompt, feedback or agentic.")
-    proposals_per_step: int = Field(default=2, ge=1, description=(
-        "Seed cases proposed from per step (the proposer's GRPO group; one episode alone has no advantage)."))
+    proposals_per_step: int = Field(
+        default=2,
+        ge=1,
+        description=(
+            "Seed cases proposed from per step (the proposer's GRPO group; one episode alone has no advantage)."
+        ),
+    )
     calibration_rollouts: int = Field(default=4, ge=1, description="Calibration rollouts per proposed task.")
-    seed_cases_dir: Path | None = Field(default_factory=lambda: bundled_examples("seed_cases"),
-                                        description="Folder of seed cases (YAML/JSON). Default: the bundled examples/seed_cases.")
-    benchmark_dir: Path | None = Field(default_factory=lambda: bundled_examples("tasks"),
-                                       description="Benchmark task folder scored after each step. Default: the bundled examples/tasks.")
-    benchmark_tasks: int | None = Field(default=None, ge=1, description="Score only the first N benchmark tasks (default: all).")
-    benchmark_rollouts: int = Field(default=1, ge=1, description="Solver rollouts per benchmark task (a less noisy score with more).")
-    static_dir: Path | None = Field(default=None, description="Static baseline: train only on this task folder, no proposer.")
-    proposer_training: bool = Field(default=True, description="on: train the policy on proposer episodes too; off: baseline without.")
-    trainer: str = Field(default="export", description="Training backend spec: export (batches for external trainers), trl or table[:lr=...].")
+    seed_cases_dir: Path | None = Field(
+        default_factory=lambda: bundled_examples("seed_cases"),
+        description="Folder of seed cases (YAML/JSON). Default: the bundled examples/seed_cases.",
+    )
+    benchmark_dir: Path | None = Field(
+        default_factory=lambda: bundled_examples("tasks"),
+        description="Benchmark task folder scored after each step. Default: the bundled examples/tasks.",
+    )
+    benchmark_tasks: int | None = Field(
+        default=None, ge=1, description="Score only the first N benchmark tasks (default: all)."
+    )
+    benchmark_rollouts: int = Field(
+        default=1, ge=1, description="Solver rollouts per benchmark task (a less noisy score with more)."
+    )
+    static_dir: Path | None = Field(
+        default=None, description="Static baseline: train only on this task folder, no proposer."
+    )
+    proposer_training: bool = Field(
+        default=True, description="on: train the policy on proposer episodes too; off: baseline without."
+    )
+    trainer: str = Field(
+        default="export",
+        description="Training backend spec: export (batches for external trainers), trl or table[:lr=...].",
+    )
     env: str = Field(default="local", description="Sandbox backend for every trial.")
     ray: str | None = Field(default=None, description="Ray address for rollouts (or 'local').")
     n_concurrent: int = Field(default=2, ge=1, description="Trials at once on this machine.")
@@ -126,7 +167,8 @@ class FlywheelConfig(BaseModel):
     @computed_field  # stored with the run, so the report can say so
     @property
     def policies(self) -> str:
-        """``shared`` when one policy proposes and solves; ``mixed`` when a model proposes for the scripted solver or back."""
+        """``shared`` when one policy proposes and solves; ``mixed`` when a model proposes for the scripted solver or
+        back."""
         if self.static_dir is not None:
             return "shared"  # no proposer acts
         solver_model = "policy=openai" in self.solver if self.solver else self.served_model
@@ -187,19 +229,24 @@ def _noop(_event: str, _data: dict[str, Any]) -> None:
 
 
 class Flywheel:
-    def __init__(self, config: FlywheelConfig, store: Store, *, executor: Executor | None = None, progress: Progress = _noop):
+    def __init__(
+        self, config: FlywheelConfig, store: Store, *, executor: Executor | None = None, progress: Progress = _noop
+    ):
         self.config = config
         self.store = store
         wanted = json.loads(config.model_dump_json())
         stored = store.ensure_run(config.run, wanted)
         derived = set(FlywheelConfig.model_computed_fields)  # follow from the options compared
-        changed = sorted(k for k in stored.keys() & wanted.keys() if k not in RESUMABLE_OPTIONS | derived and stored[k] != wanted[k])
+        changed = sorted(
+            k for k in stored.keys() & wanted.keys() if k not in RESUMABLE_OPTIONS | derived and stored[k] != wanted[k]
+        )
         if changed:
             raise RunConfigMismatch(
                 f"run {config.run!r} in {store.url} was started with another configuration ("
                 + "; ".join(f"{k}: {stored[k]!r} then, {wanted[k]!r} now" for k in changed)
                 + "). Resuming would mix two experiments: give this configuration another --run name, "
-                "or rerun with the options the run was started with.")
+                "or rerun with the options the run was started with."
+            )
         self.out = Path(config.out_dir) / config.run
         self.out.mkdir(parents=True, exist_ok=True)
         self.progress = progress
@@ -207,8 +254,14 @@ class Flywheel:
         self.spec = SolverSpec.parse(self.solver_text(), env=config.env)
         self._executor = executor
         if config.policies == "mixed":
-            progress("warning", {"message": f"mixed policies: the proposer is {self.proposer_label()} but the solver is {self.solver_text()!r}; "
-                                            "the mission's shared policy needs both to be the same model"})
+            progress(
+                "warning",
+                {
+                    "message": f"mixed policies: the proposer is {self.proposer_label()} "
+                    f"but the solver is {self.solver_text()!r}; "
+                    "the mission's shared policy needs both to be the same model"
+                },
+            )
 
     # -- who plays which role (the config decides; see FlywheelConfig) ---------------
 
@@ -262,8 +315,13 @@ class Flywheel:
         if not cases:
             raise FileNotFoundError(
                 "no seed cases to propose from: pass --seed-cases DIR (YAML/JSON seed cases); "
-                + ("the bundled examples/seed_cases come with a source checkout of autoenv, or set AUTOENV_EXAMPLES to a copy"
-                   if self.config.seed_cases_dir is None else f"{self.config.seed_cases_dir} holds none"))
+                + (
+                    "the bundled examples/seed_cases come with a source checkout of autoenv, or set AUTOENV_EXAMPLES "
+                    "to a copy"
+                    if self.config.seed_cases_dir is None
+                    else f"{self.config.seed_cases_dir} holds none"
+                )
+            )
         n = self.config.proposals_per_step
         return [cases[(step * n + i) % len(cases)] for i in range(n)]
 
@@ -296,7 +354,14 @@ class Flywheel:
     def register_tasks(self, tasks: list[tuple[Path, str]], method: str, origin: str) -> None:
         for path, h in tasks:
             if self.store.task(h) is None:
-                self.store.upsert_task(hash=h, name=path.name, path=str(path.resolve()), origin=origin, method=method, n_files=count_files(path))
+                self.store.upsert_task(
+                    hash=h,
+                    name=path.name,
+                    path=str(path.resolve()),
+                    origin=origin,
+                    method=method,
+                    n_files=count_files(path),
+                )
 
     # -- the loop ------------------------------------------------------------------
 
@@ -304,8 +369,14 @@ class Flywheel:
         """One step: each stage is a call into its own package, with typed results in between."""
         row = self.store.start_step(self.config.run, step, policy_version)
         if row["status"] == "done":
-            return StepReport(step=step, policy_version_in=row["policy_version_in"], policy_version_out=row["policy_version_out"],
-                              resumed=True, useful_group_rate=row["useful_group_rate"] or 0.0, benchmark_score=row["benchmark_score"])
+            return StepReport(
+                step=step,
+                policy_version_in=row["policy_version_in"],
+                policy_version_out=row["policy_version_out"],
+                resumed=True,
+                useful_group_rate=row["useful_group_rate"] or 0.0,
+                benchmark_score=row["benchmark_score"],
+            )
         report = StepReport(step=step, policy_version_in=policy_version, policy_version_out=policy_version)
         self.serve_version(policy_version)
 
@@ -315,7 +386,9 @@ class Flywheel:
         started = time.monotonic()
         groups = await self.collect(step, policy_version, tasks)  # rollout/: GRPO groups of the current solver
         report.count_groups(groups, time.monotonic() - started)
-        harvest_seed_cases(self.store, step=step, groups=groups, tasks={h: p for p, h in tasks}, out_dir=self.out / "seed_cases")
+        harvest_seed_cases(
+            self.store, step=step, groups=groups, tasks={h: p for p, h in tasks}, out_dir=self.out / "seed_cases"
+        )
 
         started = time.monotonic()
         batch = self.training_batch(step, policy_version, groups)  # train/build
@@ -324,9 +397,15 @@ class Flywheel:
 
         self.serve_version(report.policy_version_out)  # the benchmark scores the new weights
         report.benchmark_score = await score_benchmark(  # rollout/benchmark
-            self.config.benchmark_dir, spec=self.step_spec(report.policy_version_out), step=step,
-            policy_version=report.policy_version_out, max_tasks=self.config.benchmark_tasks, rollouts=self.config.benchmark_rollouts,
-            n_concurrent=self.config.n_concurrent, trials_dir=self.out / "trials" / "benchmark")
+            self.config.benchmark_dir,
+            spec=self.step_spec(report.policy_version_out),
+            step=step,
+            policy_version=report.policy_version_out,
+            max_tasks=self.config.benchmark_tasks,
+            rollouts=self.config.benchmark_rollouts,
+            n_concurrent=self.config.n_concurrent,
+            trials_dir=self.out / "trials" / "benchmark",
+        )
         self.finish_step(step, report, batch, result)
         return report
 
@@ -336,12 +415,28 @@ class Flywheel:
         if self.config.static_dir is not None:
             return []  # the static baseline has no proposer
         model, base_url = self.endpoint() if self.config.proposer == ProposerPolicy.OPENAI else (None, None)
-        options = dict(method=self.config.method, policy=self.config.proposer, model=model, base_url=base_url,
-                       network=self.config.proposer_network_mode(), proposer_table=self.proposer_table(policy_version),
-                       env=self.config.env, solver=self.solver_text(policy_version), rollouts=self.config.calibration_rollouts)
-        return await propose_step(self.store, run=self.config.run, step=step, cases=self.seed_cases(step), policy_version=policy_version,
-                                  out_dir=self.out / "tasks", workspace=self.out / "workspace", options=options,
-                                  on_case=lambda case: self.progress("propose", {"seed_case": case.id, "method": self.config.method}))
+        options = dict(
+            method=self.config.method,
+            policy=self.config.proposer,
+            model=model,
+            base_url=base_url,
+            network=self.config.proposer_network_mode(),
+            proposer_table=self.proposer_table(policy_version),
+            env=self.config.env,
+            solver=self.solver_text(policy_version),
+            rollouts=self.config.calibration_rollouts,
+        )
+        return await propose_step(
+            self.store,
+            run=self.config.run,
+            step=step,
+            cases=self.seed_cases(step),
+            policy_version=policy_version,
+            out_dir=self.out / "tasks",
+            workspace=self.out / "workspace",
+            options=options,
+            on_case=lambda case: self.progress("propose", {"seed_case": case.id, "method": self.config.method}),
+        )
 
     def choose_tasks(self, step: int) -> list[tuple[Path, str]]:
         """The step's tasks: the newest accepted ones (fresh supply), else a fixed set cycled through."""
@@ -357,32 +452,72 @@ class Flywheel:
 
     async def collect(self, step: int, policy_version: int, tasks: list[tuple[Path, str]]) -> list[GroupResult]:
         self.progress("collect", {"tasks": len(tasks), "group_size": self.config.group_size})
-        return await collect_groups(self.store, run=self.config.run, step=step, tasks=tasks, group_size=self.config.group_size,
-                                    spec=self.step_spec(policy_version), policy_version=policy_version, trials_dir=self.out / "trials",
-                                    executor=self.executor(policy_version),
-                                    on_rollout=lambda o: self.progress("rollout", {"task": o.task, "reward": o.reward}))
+        return await collect_groups(
+            self.store,
+            run=self.config.run,
+            step=step,
+            tasks=tasks,
+            group_size=self.config.group_size,
+            spec=self.step_spec(policy_version),
+            policy_version=policy_version,
+            trials_dir=self.out / "trials",
+            executor=self.executor(policy_version),
+            on_rollout=lambda o: self.progress("rollout", {"task": o.task, "reward": o.reward}),
+        )
 
     def training_batch(self, step: int, policy_version: int, groups: list[GroupResult]) -> TrainingBatch:
         """Useful solver groups plus, when the proposer trains, the step's proposer episodes (:func:`build_batch`)."""
         trains_proposer = self.config.proposer_training and self.config.static_dir is None
-        return build_batch(self.store, run=self.config.run, step=step, policy_version=policy_version, groups=groups,
-                           proposer_attempts=self.store.attempts(self.config.run, step) if trains_proposer else [])
+        return build_batch(
+            self.store,
+            run=self.config.run,
+            step=step,
+            policy_version=policy_version,
+            groups=groups,
+            proposer_attempts=self.store.attempts(self.config.run, step) if trains_proposer else [],
+        )
 
     def train(self, batch: TrainingBatch, policy_version: int) -> TrainResult:
         self.progress("train", {"samples": len(batch.samples), "backend": self.config.trainer})
-        return make_trainer(self.config.trainer).train_step(batch, policy_dir=self.policy_dir(policy_version), out_dir=self.out / "train")
+        return make_trainer(self.config.trainer).train_step(
+            batch, policy_dir=self.policy_dir(policy_version), out_dir=self.out / "train"
+        )
 
     def finish_step(self, step: int, report: StepReport, batch: TrainingBatch, result: TrainResult) -> None:
-        self.store.update_step(self.config.run, step, status="done", policy_version_out=report.policy_version_out, backend=self.config.trainer,
-                               loss=report.loss, n_samples=len(batch.samples), n_groups=report.groups, n_useful_groups=report.useful_groups,
-                               useful_group_rate=report.useful_group_rate, collect_sec=report.collect_sec, train_sec=report.train_sec,
-                               benchmark_score=report.benchmark_score, proposer_valid_rate=report.proposer_valid_rate,
-                               checkpoint=str(result.checkpoint) if result.checkpoint else None)
-        self.store.record_metrics(self.config.run, step, {k: v for k, v in {
-            "useful_group_rate": report.useful_group_rate, "collect_sec": report.collect_sec, "train_sec": report.train_sec,
-            "benchmark_score": report.benchmark_score, "proposer_valid_rate": report.proposer_valid_rate, "loss": report.loss,
-            "samples": float(len(batch.samples)),
-        }.items() if v is not None})
+        self.store.update_step(
+            self.config.run,
+            step,
+            status="done",
+            policy_version_out=report.policy_version_out,
+            backend=self.config.trainer,
+            loss=report.loss,
+            n_samples=len(batch.samples),
+            n_groups=report.groups,
+            n_useful_groups=report.useful_groups,
+            useful_group_rate=report.useful_group_rate,
+            collect_sec=report.collect_sec,
+            train_sec=report.train_sec,
+            benchmark_score=report.benchmark_score,
+            proposer_valid_rate=report.proposer_valid_rate,
+            checkpoint=str(result.checkpoint) if result.checkpoint else None,
+        )
+        self.store.record_metrics(
+            self.config.run,
+            step,
+            {
+                k: v
+                for k, v in {
+                    "useful_group_rate": report.useful_group_rate,
+                    "collect_sec": report.collect_sec,
+                    "train_sec": report.train_sec,
+                    "benchmark_score": report.benchmark_score,
+                    "proposer_valid_rate": report.proposer_valid_rate,
+                    "loss": report.loss,
+                    "samples": float(len(batch.samples)),
+                }.items()
+                if v is not None
+            },
+        )
 
     def policy_dir(self, version: int) -> Path | None:
         path = self.out / "train" / f"v{version}"
@@ -398,8 +533,10 @@ class Flywheel:
         checkpoint = checkpoint_dir(self.out / "train", version)
         if not checkpoint.is_dir():
             if version != 0:
-                raise FileNotFoundError(f"{checkpoint}: policy v{version} was never saved; the trainer {self.config.trainer!r} "
-                                        "keeps no weights here (serving needs the trl backend)")
+                raise FileNotFoundError(
+                    f"{checkpoint}: policy v{version} was never saved; the trainer {self.config.trainer!r} "
+                    "keeps no weights here (serving needs the trl backend)"
+                )
             if self.config.serve != ServeKind.CPU:
                 raise FileNotFoundError(f"{checkpoint}: put the model to serve as v0 there (a save_pretrained folder)")
             from autoenv.train.tiny import init_policy
@@ -407,8 +544,13 @@ class Flywheel:
             self.progress("serve", {"message": f"no v0 at {checkpoint}: building the tiny offline policy"})
             init_policy(checkpoint)
         if self.server is None:
-            self.server = PolicyServer(kind=self.config.serve, port=self.config.serve_port, served_model_name="policy",
-                                       log_dir=self.out / "serve", ready_timeout=900 if self.config.serve == ServeKind.VLLM else 300)
+            self.server = PolicyServer(
+                kind=self.config.serve,
+                port=self.config.serve_port,
+                served_model_name="policy",
+                log_dir=self.out / "serve",
+                ready_timeout=900 if self.config.serve == ServeKind.VLLM else 300,
+            )
         self.progress("serve", {"version": version, "checkpoint": str(checkpoint)})
         self.server.swap(checkpoint)
 

@@ -21,11 +21,37 @@ from typing import Any
 from autoenv.proposer.models import ActionKind, ProposerAction
 
 #: Commands that make or change things (anything else that is not a test or a write is reading).
-_BUILD_CMDS = {"mkdir", "chmod", "chown", "cp", "mv", "rm", "ln", "touch", "tar", "gzip", "zip", "unzip", "sha256sum", "md5sum",
-               "python", "python3", "sh", "bash", "make", "pip", "pip3", "install", "truncate", "dd"}
+_BUILD_CMDS = {
+    "mkdir",
+    "chmod",
+    "chown",
+    "cp",
+    "mv",
+    "rm",
+    "ln",
+    "touch",
+    "tar",
+    "gzip",
+    "zip",
+    "unzip",
+    "sha256sum",
+    "md5sum",
+    "python",
+    "python3",
+    "sh",
+    "bash",
+    "make",
+    "pip",
+    "pip3",
+    "install",
+    "truncate",
+    "dd",
+}
 _RUNNERS = {"bash", "sh", "python", "python3", "timeout", "env"}
 _TEST_TARGET = re.compile(r"(^|/)(test\.sh|solve\.sh|check_task\.py|test_[\w-]*\.py)$")
-_WRITE_SHAPES = re.compile(r"(<<-?\s*['\"]?\w+['\"]?|\btee\b|>>?\s*\S+\.(md|py|sh|toml|txt|csv|tsv|json|ini|yaml|yml|fasta)\b|\bsed\s+-i\b)")
+_WRITE_SHAPES = re.compile(
+    r"(<<-?\s*['\"]?\w+['\"]?|\btee\b|>>?\s*\S+\.(md|py|sh|toml|txt|csv|tsv|json|ini|yaml|yml|fasta)\b|\bsed\s+-i\b)"
+)
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
 _RANK = {"Read": 0, "Build": 1, "Write": 2, "Test": 3}
 

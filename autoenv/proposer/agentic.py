@@ -45,17 +45,23 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.models.agent.context import AgentContext
 from pydantic import BaseModel, Field
 
-from autoenv.agents.policies.actions import TOOL_DEFINITIONS, FinishAction, ReadFileAction, RunAction, action_to_tool_call
+from autoenv.agents.policies.actions import (
+    TOOL_DEFINITIONS,
+    FinishAction,
+    ReadFileAction,
+    RunAction,
+    action_to_tool_call,
+)
 from autoenv.agents.policies.base import ActionResult, Call, Conversation, Policy, PolicyError, PolicyReply
 from autoenv.agents.policies.prompts import system_prompt
 from autoenv.agents.policies.recipes import Plan
 from autoenv.agents.terminal import TerminalAgent, TerminalAgentOptions
+from autoenv.families.base import slug
 from autoenv.proposer.actions import classify_tool_call, describe_tool_call
 from autoenv.proposer.episode import write_actions
 from autoenv.proposer.fixer import repair
 from autoenv.proposer.models import ProposerAction, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer
-from autoenv.families.base import slug
 from autoenv.proposer.workspace import Workspace, mirror_task
 from autoenv.vocab import SCRIPTED_SOLVER, ProposerPolicy, SolverPolicy
 
@@ -63,8 +69,18 @@ SANDBOX_ROOT = "/workspace"
 #: Errors that mean no reply could be had from the model (see autoenv.agents.policies.base).
 INFRA_ERRORS = {"PolicyError", "PolicyConfigError", "PolicyAuthError", "PolicyConnectionError", "PolicyEndpointError"}
 #: Exceptions that mean our harness broke, not that the proposer wrote a bad task.
-BUG_ERRORS = {"TypeError", "AttributeError", "NameError", "KeyError", "IndexError", "AssertionError", "ImportError",
-              "ModuleNotFoundError", "UnboundLocalError", "ZeroDivisionError"}
+BUG_ERRORS = {
+    "TypeError",
+    "AttributeError",
+    "NameError",
+    "KeyError",
+    "IndexError",
+    "AssertionError",
+    "ImportError",
+    "ModuleNotFoundError",
+    "UnboundLocalError",
+    "ZeroDivisionError",
+}
 CHILD = "autoenv-child"
 CHILD_STUB = f"""#!/bin/sh
 echo "{CHILD} is served by the proposer harness, which runs it in separate sandboxes." >&2
@@ -73,7 +89,9 @@ echo "(not inside a pipeline, a subshell or a script)." >&2
 exit 2
 """
 #: ``[cd DIR &&] autoenv-child ARGS [| ...]``: what the harness serves.
-CHILD_LINE = re.compile(rf"^\s*(?:cd\s+(?P<cd>\S+)\s*&&\s*)?{CHILD}(?P<args>(?:\s+[^|;&<>`$()]+)?)\s*(?P<rest>\|.*)?$", re.S)
+CHILD_LINE = re.compile(
+    rf"^\s*(?:cd\s+(?P<cd>\S+)\s*&&\s*)?{CHILD}(?P<args>(?:\s+[^|;&<>`$()]+)?)\s*(?P<rest>\|.*)?$", re.S
+)
 
 
 class AgenticJob(BaseModel):
@@ -132,15 +150,20 @@ class ChildServer:
         call = ChildCall(command=match.group(0).strip()[:300], verb=args[0] if args else "help", started=time.time())
         try:
             text, ok = await self._dispatch(environment, args, cwd, call)
-        except Exception as exc:  # a harness failure is shown to the proposer, not raised into its episode
+        except Exception as exc:  # noqa: BLE001 - a harness failure is shown to the proposer, not raised into its episode
             text, ok = f"{CHILD}: internal error: {type(exc).__name__}: {exc}", None
         if match.group("rest"):
-            text += f"\n[note: the pipeline after {CHILD} ({match.group('rest').strip()[:60]}) was not run; {CHILD} prints its report in full]"
+            text += (
+                f"\n[note: the pipeline after {CHILD} ({match.group('rest').strip()[:60]}) was not run; {CHILD} prints "
+                f"its report in full]"
+            )
         call.ok, call.seconds = ok, round(time.monotonic() - started, 3)
         self.calls.append(call)
         return ExecResult(stdout=text.rstrip() + "\n", stderr="", return_code=0 if ok else (1 if ok is False else 2))
 
-    async def _dispatch(self, environment: BaseEnvironment, args: list[str], cwd: str, call: ChildCall) -> tuple[str, bool | None]:
+    async def _dispatch(
+        self, environment: BaseEnvironment, args: list[str], cwd: str, call: ChildCall
+    ) -> tuple[str, bool | None]:
         if not args or args[0] in ("help", "-h", "--help"):
             return self.usage(), True
         verb, rest = args[0], args[1:]
@@ -165,7 +188,10 @@ class ChildServer:
         call.task = name
         host_task = await self.fetch(environment, sandbox_path, name)
         if host_task is None:
-            return f"{CHILD} {verb}: {paths[0]}: no such task folder in the sandbox (expected {sandbox_path}/task.toml)", None
+            return (
+                f"{CHILD} {verb}: {paths[0]}: no such task folder in the sandbox (expected {sandbox_path}/task.toml)",
+                None,
+            )
         if verb == "check":
             from autoenv.taskfmt.check import check_task, errors
 
@@ -182,7 +208,7 @@ class ChildServer:
         return textwrap.dedent(f"""\
             usage: {CHILD} validate tasks/NAME       validate the task in separate sandboxes (every check, with what to fix)
                    {CHILD} solve tasks/NAME [-k K]   run K rollouts of the current solver (default {self.job.rollouts})
-                   {CHILD} check tasks/NAME          static format check only""")
+                   {CHILD} check tasks/NAME          static format check only""")  # noqa: E501
 
     async def fetch(self, environment: BaseEnvironment, sandbox_path: str, name: str) -> Path | None:
         """Copy ``tasks/NAME`` out of the sandbox into the host workspace (replacing the older copy)."""
@@ -200,9 +226,15 @@ class ChildServer:
 
         report = await avalidate_task(task, env=self.job.env, trials_dir=Path(self.job.trials_dir) / "validate")
         call.verdict = "valid" if report.valid else "invalid: " + ", ".join(c.name for c in report.failed)
-        head = (f"VALID: all checks passed (tasks/{task.name})" if report.valid
-                else f"INVALID: failed checks: {', '.join(c.name for c in report.failed)} (tasks/{task.name})")
-        lines = [head + (" [cached verdict for identical content]" if report.cached else f" in {report.duration_sec:.1f}s"), ""]
+        head = (
+            f"VALID: all checks passed (tasks/{task.name})"
+            if report.valid
+            else f"INVALID: failed checks: {', '.join(c.name for c in report.failed)} (tasks/{task.name})"
+        )
+        lines = [
+            head + (" [cached verdict for identical content]" if report.cached else f" in {report.duration_sec:.1f}s"),
+            "",
+        ]
         lines += [f"  {c.name:13s} {c.status:4s}  {c.summary}" for c in report.checks]
         if not report.valid or report.findings(Level.WARNING) or report.findings(Level.NOTE):
             lines += ["", report.feedback()]  # errors first, then warnings and notes, each with its level
@@ -211,15 +243,28 @@ class ChildServer:
     async def _solve(self, task: Path, k: int, call: ChildCall) -> tuple[str, bool]:
         from autoenv.validate.calibration import acalibrate
 
-        report = await acalibrate(task, solver=self.job.solver, rollouts=k, env=self.job.env, seed=self.job.seed,
-                                  trials_dir=Path(self.job.trials_dir) / "calibrate")
+        report = await acalibrate(
+            task,
+            solver=self.job.solver,
+            rollouts=k,
+            env=self.job.env,
+            seed=self.job.seed,
+            trials_dir=Path(self.job.trials_dir) / "calibrate",
+        )
         call.verdict = report.verdict
         rate = "n/a" if report.pass_rate is None else f"{report.pass_rate:.2f}"
-        lines = [f"{'ACCEPTED' if report.accepted else 'REJECTED'}: {report.verdict} "
-                 f"(solver {self.job.solver}, pass rate {rate}, 95% CI {report.ci_low:.2f}-{report.ci_high:.2f})", ""]
+        lines = [
+            f"{'ACCEPTED' if report.accepted else 'REJECTED'}: {report.verdict} "
+            f"(solver {self.job.solver}, pass rate {rate}, 95% CI {report.ci_low:.2f}-{report.ci_high:.2f})",
+            "",
+        ]
         for i, r in enumerate(report.rollouts, 1):
-            lines.append(f"rollout {i}: reward {r.reward}" + (f", error {r.error}" if r.error else "") +
-                         (f", {r.n_turns} turns" if r.n_turns is not None else "") + f", {r.seconds:.1f}s")
+            lines.append(
+                f"rollout {i}: reward {r.reward}"
+                + (f", error {r.error}" if r.error else "")
+                + (f", {r.n_turns} turns" if r.n_turns is not None else "")
+                + f", {r.seconds:.1f}s"
+            )
             lines += [f"    {line}" for line in rollout_summary(r.trial_dir)]
         return "\n".join(lines), report.accepted
 
@@ -233,7 +278,12 @@ def rollout_summary(trial_dir: str, limit: int = 6) -> list[str]:
     try:
         steps = json.loads((root / "agent" / "trajectory.json").read_text()).get("steps", [])
         messages = [s.get("message") for s in steps if s.get("source") == "agent" and s.get("message")]
-        finishes = [c.get("arguments", {}).get("message") for s in steps for c in (s.get("tool_calls") or []) if c.get("function_name") == "finish"]
+        finishes = [
+            c.get("arguments", {}).get("message")
+            for s in steps
+            for c in (s.get("tool_calls") or [])
+            if c.get("function_name") == "finish"
+        ]
         if finishes and finishes[-1]:
             out.append(f"solver finished: {str(finishes[-1])[:200]}")
         elif messages:
@@ -242,7 +292,9 @@ def rollout_summary(trial_dir: str, limit: int = 6) -> list[str]:
         pass
     try:
         verifier = (root / "verifier" / "test-stdout.txt").read_text(errors="replace").strip().splitlines()
-        tail = [line for line in verifier if line.startswith(("FAILED", "PASSED", "FAIL", "E  ", "PASS"))][-limit:] or verifier[-3:]
+        tail = [line for line in verifier if line.startswith(("FAILED", "PASSED", "FAIL", "E  ", "PASS"))][
+            -limit:
+        ] or verifier[-3:]
         out += [f"verifier: {line[:200]}" for line in tail]
     except OSError:
         pass
@@ -259,9 +311,15 @@ class ServedEnvironment:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def exec(self, command: str, cwd: str | None = None, env: dict[str, str] | None = None,
-                   timeout_sec: int | None = None, user: str | int | None = None) -> ExecResult:
-        body = command[len("exec 2>&1\n"):] if command.startswith("exec 2>&1\n") else command
+    async def exec(
+        self,
+        command: str,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout_sec: int | None = None,
+        user: str | int | None = None,
+    ) -> ExecResult:
+        body = command[len("exec 2>&1\n") :] if command.startswith("exec 2>&1\n") else command
         match = CHILD_LINE.match(body)
         if match and "\n" not in body.strip():
             return await self._server.serve(self._inner, match)
@@ -313,7 +371,7 @@ class ProposerAgent(TerminalAgent):
                 after = await _task_hashes(environment)
                 result.changed_tasks = [name for name, h in after.items() if before.get(name) != h]
                 await _download_workspace(environment, workspace, job.attempt)
-            except Exception as exc:  # the sandbox may be gone after a timeout
+            except Exception as exc:  # noqa: BLE001 - the sandbox may be gone after a timeout
                 result.error = (result.error or "") + f"; workspace not copied back: {exc}"
             result.child_calls = server.calls
             result.finish_message = (context.metadata or {}).get("finish_message")
@@ -334,14 +392,18 @@ async def _upload_workspace(environment: BaseEnvironment, workspace: Workspace) 
     await environment.exec(
         f"find {SANDBOX_ROOT}/tasks -name .autoenv -type d -prune -exec rm -rf {{}} + ; "
         f"mkdir -p /usr/local/bin && printf '%s' {stub} > /usr/local/bin/{CHILD} && chmod +x /usr/local/bin/{CHILD}",
-        timeout_sec=60, user="root")
+        timeout_sec=60,
+        user="root",
+    )
 
 
 async def _task_hashes(environment: BaseEnvironment) -> dict[str, str]:
     res = await environment.exec(
         f"cd {SANDBOX_ROOT}/tasks 2>/dev/null && for d in */; do d=${{d%/}}; "
-        "[ -f \"$d/task.toml\" ] && printf '%s %s\\n' \"$d\" \"$(find \"$d\" -type f -not -path '*/.autoenv/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)\"; done; true",
-        timeout_sec=60)
+        '[ -f "$d/task.toml" ] && printf \'%s %s\\n\' "$d" "$(find "$d" -type f -not -path \'*/.autoenv/*\' -print0 | '
+        'sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"; done; true',
+        timeout_sec=60,
+    )
     out = {}
     for line in (res.stdout or "").splitlines():
         name, _, digest = line.partition(" ")
@@ -357,8 +419,10 @@ async def _download_workspace(environment: BaseEnvironment, workspace: Workspace
     staging.mkdir(parents=True)
     # everything the proposer keeps in its workspace comes back (a generator script its lessons point to, notes,
     # a data folder), except the inputs the harness rewrites each attempt and hidden names (host bookkeeping)
-    listing = await environment.exec(f"cd {SANDBOX_ROOT} && for e in * ; do [ -d \"$e\" ] && echo \"d $e\" || {{ [ -f \"$e\" ] && echo \"f $e\"; }}; done",
-                                     timeout_sec=60)
+    listing = await environment.exec(
+        f'cd {SANDBOX_ROOT} && for e in * ; do [ -d "$e" ] && echo "d $e" || {{ [ -f "$e" ] && echo "f $e"; }}; done',
+        timeout_sec=60,
+    )
     for line in (listing.stdout or "").splitlines():
         kind, _, name = line.partition(" ")
         if not name or name in Workspace.INPUTS or "/" in name or name.startswith("."):
@@ -440,23 +504,42 @@ class ScriptedAgenticPolicy:
 
     def _play(self) -> Episode:
         case, job = self.job.case, self.job
-        yield Plan([RunAction(command="cat seed_case.yaml && ls skills tools memory tasks | head -50")],
-                   "Read the seed case and see what the workspace holds.")
-        yield Plan([ReadFileAction(path="skills/writing-tasks.md"), ReadFileAction(path="skills/fixing-feedback.md"),
-                    RunAction(command="tail -n 20 memory/lessons.md")],
-                   "Read my skills and what earlier validations taught me.")
+        yield Plan(
+            [RunAction(command="cat seed_case.yaml && ls skills tools memory tasks | head -50")],
+            "Read the seed case and see what the workspace holds.",
+        )
+        yield Plan(
+            [
+                ReadFileAction(path="skills/writing-tasks.md"),
+                ReadFileAction(path="skills/fixing-feedback.md"),
+                RunAction(command="tail -n 20 memory/lessons.md"),
+            ],
+            "Read my skills and what earlier validations taught me.",
+        )
         family = self.proposer.family(case)
         draft = self.proposer.draft(case, job.attempt)
         rounds, variant = 0, 0
         while True:
             base = f"tasks/{draft.name}"
             folders = sorted({posixpath.dirname(f"{base}/{rel}") for rel in draft.files})
-            yield Plan([RunAction(command="mkdir -p " + " ".join(shlex.quote(f) for f in folders))],
-                       f"Lay out {base} for a {family.name} task ({family.description}).", {"task": draft.name})
-            yield Plan([a for rel, data in sorted(draft.files.items()) for a in write_actions(f"{base}/{rel}", data)],
-                       f"Write the task: {draft.summary()}.")
-            yield Plan([RunAction(command=f"chmod +x {base}/solution/solve.sh {base}/tests/test.sh && python3 tools/check_task.py {base}")],
-                       "Make the scripts executable and run the static pre-flight check.")
+            yield Plan(
+                [RunAction(command="mkdir -p " + " ".join(shlex.quote(f) for f in folders))],
+                f"Lay out {base} for a {family.name} task ({family.description}).",
+                {"task": draft.name},
+            )
+            yield Plan(
+                [a for rel, data in sorted(draft.files.items()) for a in write_actions(f"{base}/{rel}", data)],
+                f"Write the task: {draft.summary()}.",
+            )
+            yield Plan(
+                [
+                    RunAction(
+                        command=f"chmod +x {base}/solution/solve.sh {base}/tests/test.sh && python3 "
+                        f"tools/check_task.py {base}"
+                    )
+                ],
+                "Make the scripts executable and run the static pre-flight check.",
+            )
             files: dict[str, str | bytes] = dict(draft.files)
             while True:
                 rounds += 1
@@ -465,30 +548,49 @@ class ScriptedAgenticPolicy:
                 if output.startswith("VALID"):
                     break
                 if rounds >= job.max_rounds:
-                    yield Plan([FinishAction(message=f"{base}: still invalid after {rounds} validation rounds")], "Out of rounds.")
+                    yield Plan(
+                        [FinishAction(message=f"{base}: still invalid after {rounds} validation rounds")],
+                        "Out of rounds.",
+                    )
                     return
                 files, writes, deletes, fixes = _repair_files(files, output)
                 if not fixes:
-                    yield Plan([FinishAction(message=f"{base}: I cannot tell how to fix what validation reports")], "No repair applies.")
+                    yield Plan(
+                        [FinishAction(message=f"{base}: I cannot tell how to fix what validation reports")],
+                        "No repair applies.",
+                    )
                     return
-                actions: list[Any] = [a for rel, data in sorted(writes.items()) for a in write_actions(f"{base}/{rel}", data)]
+                actions: list[Any] = [
+                    a for rel, data in sorted(writes.items()) for a in write_actions(f"{base}/{rel}", data)
+                ]
                 if deletes:
-                    actions.append(RunAction(command="rm -f " + " ".join(shlex.quote(f"{base}/{rel}") for rel in deletes)))
+                    actions.append(
+                        RunAction(command="rm -f " + " ".join(shlex.quote(f"{base}/{rel}") for rel in deletes))
+                    )
                 yield Plan(actions, "Repair what the feedback names: " + "; ".join(fixes), {"repairs": fixes})
-            results = yield Plan([RunAction(command=f"{CHILD} solve {base} -k {job.rollouts}")],
-                                 "The task is valid; see how the current solver does on it.")
+            results = yield Plan(
+                [RunAction(command=f"{CHILD} solve {base} -k {job.rollouts}")],
+                "The task is valid; see how the current solver does on it.",
+            )
             output = results[0].output if results else ""
             if output.startswith("ACCEPTED") or rounds >= job.max_rounds:
                 verdict = output.splitlines()[0] if output else "no verdict"
                 note = f"- {case.id}: {base} ({family.name}) -> {verdict}\n"
-                yield Plan([RunAction(command=f"cat >> memory/notes.md <<'NOTE'\n{note}NOTE")], "Note the outcome for next time.")
+                yield Plan(
+                    [RunAction(command=f"cat >> memory/notes.md <<'NOTE'\n{note}NOTE")],
+                    "Note the outcome for next time.",
+                )
                 yield Plan([FinishAction(message=f"{base}: {verdict}")], "Done.")
                 return
             variant += 1
-            draft = self.proposer.draft(case, job.attempt, variant=variant, allow_flaw=False)  # its validation is the next round
+            draft = self.proposer.draft(
+                case, job.attempt, variant=variant, allow_flaw=False
+            )  # its validation is the next round
 
 
-def _repair_files(files: dict[str, str | bytes], feedback: str) -> tuple[dict[str, str | bytes], dict[str, str | bytes], list[str], list[str]]:
+def _repair_files(
+    files: dict[str, str | bytes], feedback: str
+) -> tuple[dict[str, str | bytes], dict[str, str | bytes], list[str], list[str]]:
     """Run the fixer on a scratch copy of the task; return (new files, changed, deleted, repair notes)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "task"
@@ -513,8 +615,9 @@ def _repair_files(files: dict[str, str | bytes], feedback: str) -> tuple[dict[st
 # -- running it ---------------------------------------------------------------------------
 
 
-def proposer_task(workspace: Workspace, case: SeedCase, task_name: str, *, rollouts: int, attempt: int,
-                  network: str = "no-network") -> Path:
+def proposer_task(
+    workspace: Workspace, case: SeedCase, task_name: str, *, rollouts: int, attempt: int, network: str = "no-network"
+) -> Path:
     """The Harbor task whose sandbox the proposer works in (its instruction is the proposer brief)."""
     from autoenv.proposer.llm import brief
 
@@ -525,7 +628,8 @@ def proposer_task(workspace: Workspace, case: SeedCase, task_name: str, *, rollo
     (root / "tests").mkdir()
     (root / "solution").mkdir()
     (root / "instruction.md").write_text(brief(case, workspace, task_name, agentic=True, rollouts=rollouts))
-    (root / "task.toml").write_text(textwrap.dedent(f"""\
+    (root / "task.toml").write_text(
+        textwrap.dedent(f"""\
         schema_version = "1.4"
 
         [metadata]
@@ -543,14 +647,18 @@ def proposer_task(workspace: Workspace, case: SeedCase, task_name: str, *, rollo
         cpus = 1
         memory_mb = 2048
         network_mode = "{network}"
-        """))
-    (root / "environment" / "Dockerfile").write_text(f"FROM python:3.12-slim\nRUN pip install --no-cache-dir pytest==8.3.4\nWORKDIR {SANDBOX_ROOT}\n")
+        """)
+    )
+    (root / "environment" / "Dockerfile").write_text(
+        f"FROM python:3.12-slim\nRUN pip install --no-cache-dir pytest==8.3.4\nWORKDIR {SANDBOX_ROOT}\n"
+    )
     test_sh = root / "tests" / "test.sh"
     test_sh.write_text(
         "#!/bin/bash\n# The proposer's own episode reward is informational; r_P comes from validating its task.\n"
         "mkdir -p /logs/verifier\n"
         f"if ls {SANDBOX_ROOT}/tasks/*/task.toml >/dev/null 2>&1; then echo 1 > /logs/verifier/reward.txt; "
-        "else echo 0 > /logs/verifier/reward.txt; fi\n")
+        "else echo 0 > /logs/verifier/reward.txt; fi\n"
+    )
     test_sh.chmod(0o755)
     solve = root / "solution" / "solve.sh"
     solve.write_text("#!/bin/bash\necho 'the proposer task has no reference solution' >&2\nexit 1\n")
@@ -603,19 +711,44 @@ async def run_agentic(
     jobs = workspace.root / ".proposer"
     jobs.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    job = AgenticJob(case=case, workspace=str(workspace.root), attempt=attempt, task_name=task_name, policy=policy, seed=seed,
-                     flaw_rate=flaw_rate, env=env, solver=solver, rollouts=rollouts, max_rounds=max_rounds,
-                     trials_dir=str(trials_dir), result_file=str(jobs / f"result-{attempt}-{stamp}.json"))
+    job = AgenticJob(
+        case=case,
+        workspace=str(workspace.root),
+        attempt=attempt,
+        task_name=task_name,
+        policy=policy,
+        seed=seed,
+        flaw_rate=flaw_rate,
+        env=env,
+        solver=solver,
+        rollouts=rollouts,
+        max_rounds=max_rounds,
+        trials_dir=str(trials_dir),
+        result_file=str(jobs / f"result-{attempt}-{stamp}.json"),
+    )
     job_file = jobs / f"job-{attempt}-{stamp}.json"
     job_file.write_text(job.model_dump_json(indent=2))
     task = proposer_task(workspace, case, task_name, rollouts=rollouts, attempt=attempt, network=network)
-    kwargs: dict[str, Any] = {"job": str(job_file), "policy": str(SolverPolicy.SCRIPTED if policy == ProposerPolicy.SCRIPTED else SolverPolicy.OPENAI), "seed": seed}
+    kwargs: dict[str, Any] = {
+        "job": str(job_file),
+        "policy": str(SolverPolicy.SCRIPTED if policy == ProposerPolicy.SCRIPTED else SolverPolicy.OPENAI),
+        "seed": seed,
+    }
     env_kwargs = {"mask_paths": [str(p) for p in [workspace.root, *(mask_paths or [])]]} if env == "local" else None
-    outcome = await arun_trial(task, "autoenv.proposer.agentic:ProposerAgent", env=env, model=model if policy != "scripted" else None,
-                               agent_kwargs={**kwargs, **({"base_url": base_url} if base_url and policy != "scripted" else {})},
-                               trials_dir=trials_dir / "proposer", env_kwargs=env_kwargs)
-    result = AgenticResult.model_validate_json(Path(job.result_file).read_text()) if Path(job.result_file).is_file() else AgenticResult(
-        error=outcome.error_message or outcome.error or "the proposer episode left no result")
+    outcome = await arun_trial(
+        task,
+        "autoenv.proposer.agentic:ProposerAgent",
+        env=env,
+        model=model if policy != "scripted" else None,
+        agent_kwargs={**kwargs, **({"base_url": base_url} if base_url and policy != "scripted" else {})},
+        trials_dir=trials_dir / "proposer",
+        env_kwargs=env_kwargs,
+    )
+    result = (
+        AgenticResult.model_validate_json(Path(job.result_file).read_text())
+        if Path(job.result_file).is_file()
+        else AgenticResult(error=outcome.error_message or outcome.error or "the proposer episode left no result")
+    )
     infra = result.error and result.error.split(":", 1)[0] in INFRA_ERRORS
     if infra or (outcome.error and outcome.error.startswith("policy_")):
         raise PolicyError(f"the proposer's model could not be reached: {result.error or outcome.error_message}")

@@ -42,7 +42,9 @@ class ProposerEpisode(BaseModel):
     turns: list[TokenTurn] | None = None
     trajectory_path: str | None = None
     policy_versions: list[str] = Field(default_factory=list, description="The version each model call reported.")
-    decisions: list[dict[str, Any]] = Field(default_factory=list, description="The offline learned proposer's draws (key, choice, probabilities).")
+    decisions: list[dict[str, Any]] = Field(
+        default_factory=list, description="The offline learned proposer's draws (key, choice, probabilities)."
+    )
 
     def save(self, path: Path | str) -> Path:
         path = Path(path)
@@ -53,12 +55,19 @@ class ProposerEpisode(BaseModel):
         return path
 
     @classmethod
-    def load(cls, path: Path | str) -> "ProposerEpisode":
+    def load(cls, path: Path | str) -> ProposerEpisode:
         return cls.model_validate_json(Path(path).read_text())
 
 
-def from_conversation(conversation: Conversation, last: PolicyReply | None, *, system: str, tools: bool,
-                      replies: list[PolicyReply], source: EpisodeSource = "model") -> ProposerEpisode:
+def from_conversation(
+    conversation: Conversation,
+    last: PolicyReply | None,
+    *,
+    system: str,
+    tools: bool,
+    replies: list[PolicyReply],
+    source: EpisodeSource = "model",
+) -> ProposerEpisode:
     """The chat of a written-task conversation: every request's context plus the final reply.
 
     ``conversation`` holds every turn up to the last request; ``last`` is the
@@ -69,8 +78,12 @@ def from_conversation(conversation: Conversation, last: PolicyReply | None, *, s
     messages = chat_messages(conversation, system=system, tools=tools)
     if last is not None:
         messages.append(assistant_message(last, tools=tools))
-    return ProposerEpisode(source=source, messages=messages, turns=token_turns(replies),
-                           policy_versions=[r.policy_version for r in replies if r.policy_version])
+    return ProposerEpisode(
+        source=source,
+        messages=messages,
+        turns=token_turns(replies),
+        policy_versions=[r.policy_version for r in replies if r.policy_version],
+    )
 
 
 def token_turns(replies: list[PolicyReply]) -> list[TokenTurn] | None:
@@ -80,9 +93,18 @@ def token_turns(replies: list[PolicyReply]) -> list[TokenTurn] | None:
         return None
     turns = []
     for reply in model_calls:
-        logprobs = reply.logprobs if reply.logprobs is not None and len(reply.logprobs) == len(reply.completion_token_ids or []) else None
-        turns.append(TokenTurn(prompt_token_ids=reply.prompt_token_ids or [], completion_token_ids=reply.completion_token_ids or [],
-                               logprobs=logprobs))
+        logprobs = (
+            reply.logprobs
+            if reply.logprobs is not None and len(reply.logprobs) == len(reply.completion_token_ids or [])
+            else None
+        )
+        turns.append(
+            TokenTurn(
+                prompt_token_ids=reply.prompt_token_ids or [],
+                completion_token_ids=reply.completion_token_ids or [],
+                logprobs=logprobs,
+            )
+        )
     return turns
 
 
@@ -92,8 +114,13 @@ def from_trajectory(path: Path | str) -> ProposerEpisode:
 
     data = load_trajectory_json(path)
     versions = [str(v) for s in data.get("steps") or [] if (v := ((s.get("extra") or {}).get("policy_version")))]
-    return ProposerEpisode(source="agent", messages=trajectory_to_messages(data), turns=trajectory_token_turns(data),
-                           trajectory_path=str(path), policy_versions=versions)
+    return ProposerEpisode(
+        source="agent",
+        messages=trajectory_to_messages(data),
+        turns=trajectory_token_turns(data),
+        trajectory_path=str(path),
+        policy_versions=versions,
+    )
 
 
 def write_actions(path: str, data: str | bytes) -> list[Any]:
@@ -106,9 +133,12 @@ def write_actions(path: str, data: str | bytes) -> list[Any]:
     if isinstance(data, str):
         return [WriteFileAction(path=path, content=data)]
     encoded = base64.b64encode(data).decode()
-    chunks = [encoded[i:i + 60_000] for i in range(0, len(encoded), 60_000)] or [""]
+    chunks = [encoded[i : i + 60_000] for i in range(0, len(encoded), 60_000)] or [""]
     q = shlex.quote(path)
-    return [RunAction(command=f"printf %s {shlex.quote(chunk)} | base64 -d {'>' if i == 0 else '>>'} {q}") for i, chunk in enumerate(chunks)]
+    return [
+        RunAction(command=f"printf %s {shlex.quote(chunk)} | base64 -d {'>' if i == 0 else '>>'} {q}")
+        for i, chunk in enumerate(chunks)
+    ]
 
 
 def read_task_files(task_dir: Path) -> dict[str, str | bytes]:
@@ -158,9 +188,22 @@ class ScriptedEpisode:
             name, args = action_to_tool_call(action)
             call_id = f"call_{turn}_{i + 1}"
             calls.append(Call(id=call_id, name=name, arguments=args, action=action))
-            wire.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}})
-        self.replies.append(PolicyReply(text=note, calls=calls, message={"role": "assistant", "content": note, "tool_calls": wire},
-                                        policy_version="scripted", llm_calls=0))
+            wire.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+                }
+            )
+        self.replies.append(
+            PolicyReply(
+                text=note,
+                calls=calls,
+                message={"role": "assistant", "content": note, "tool_calls": wire},
+                policy_version="scripted",
+                llm_calls=0,
+            )
+        )
         self._feedback = None
 
     def feedback(self, text: str) -> None:
@@ -169,5 +212,11 @@ class ScriptedEpisode:
     def episode(self) -> ProposerEpisode:
         from autoenv.agents.policies.prompts import system_prompt
 
-        return from_conversation(self.conversation, self.replies[-1] if self.replies else None, system=system_prompt(tools=True),
-                                 tools=True, replies=self.replies, source="scripted")
+        return from_conversation(
+            self.conversation,
+            self.replies[-1] if self.replies else None,
+            system=system_prompt(tools=True),
+            tools=True,
+            replies=self.replies,
+            source="scripted",
+        )

@@ -40,7 +40,7 @@ def sections(feedback: str) -> dict[str, str]:
     marks = list(SECTION.finditer(feedback))
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(feedback)
-        out[m.group(1)] = feedback[m.end():end]
+        out[m.group(1)] = feedback[m.end() : end]
     return out
 
 
@@ -76,7 +76,7 @@ def _env_file(task: Path, image_path: str) -> Path | None:
     workdir = _workdir(task)
     if not image_path.startswith(workdir + "/"):
         return None
-    candidate = task / "environment" / "app" / image_path[len(workdir) + 1:]
+    candidate = task / "environment" / "app" / image_path[len(workdir) + 1 :]
     return candidate if candidate.exists() else None
 
 
@@ -88,13 +88,23 @@ def _fix_oracle(task: Path, message: str) -> list[Repair]:
     docker_path = task / "environment" / "Dockerfile"
     docker = _read(docker_path)
     missing_input = re.search(r"No such file or directory|FileNotFoundError|can't open file|cannot open", message)
-    if missing_input and (task / "environment" / "app").is_dir() and not re.search(r"^(COPY|ADD)\s+app/?\s", docker, re.M):
+    if (
+        missing_input
+        and (task / "environment" / "app").is_dir()
+        and not re.search(r"^(COPY|ADD)\s+app/?\s", docker, re.M)
+    ):
         workdir = _workdir(task)
         lines = docker.rstrip("\n").splitlines()
         at = next((i + 1 for i, line in enumerate(lines) if line.startswith("WORKDIR")), len(lines))
         lines.insert(at, f"COPY app/ {workdir}/")
         docker_path.write_text("\n".join(lines) + "\n")
-        repairs.append(Repair("oracle", "environment/Dockerfile", f"the input files were never copied into the image: added COPY app/ {workdir}/"))
+        repairs.append(
+            Repair(
+                "oracle",
+                "environment/Dockerfile",
+                f"the input files were never copied into the image: added COPY app/ {workdir}/",
+            )
+        )
     solve_path = task / "solution" / "solve.sh"
     solve = _read(solve_path)
     instruction = _read(task / "instruction.md")
@@ -106,7 +116,13 @@ def _fix_oracle(task: Path, message: str) -> list[Repair]:
             if best and difflib.SequenceMatcher(None, best, target).ratio() >= 0.85:
                 solve = solve.replace(best, target)
                 strays.remove(best)
-                repairs.append(Repair("oracle", "solution/solve.sh", f"the solution wrote {best}, the tests read {target}: fixed the path"))
+                repairs.append(
+                    Repair(
+                        "oracle",
+                        "solution/solve.sh",
+                        f"the solution wrote {best}, the tests read {target}: fixed the path",
+                    )
+                )
         solve_path.write_text(solve)
     return repairs
 
@@ -117,12 +133,24 @@ def _fix_nop(task: Path, message: str) -> list[Repair]:
     if "instead of writing reward 0" in message or "reward_missing" in message:
         text = _read(test_sh)
         if (task / "tests" / "test_outputs.py").is_file():
-            support = sorted(p.name for p in (task / "tests").iterdir() if p.is_file() and p.name not in ("test.sh", "test_outputs.py"))
+            support = sorted(
+                p.name
+                for p in (task / "tests").iterdir()
+                if p.is_file() and p.name not in ("test.sh", "test_outputs.py")
+            )
             test_sh.write_text(pytest_test_sh(*support))
-            repairs.append(Repair("nop", "tests/test.sh", "rewrote it to record reward 0 when pytest fails (it stopped before writing a reward)"))
+            repairs.append(
+                Repair(
+                    "nop",
+                    "tests/test.sh",
+                    "rewrote it to record reward 0 when pytest fails (it stopped before writing a reward)",
+                )
+            )
         elif re.search(r"^set -e", text, re.M):
             test_sh.write_text(re.sub(r"^set -e\w*\n", "", text, flags=re.M))
-            repairs.append(Repair("nop", "tests/test.sh", "removed set -e so a failing check still reaches the reward line"))
+            repairs.append(
+                Repair("nop", "tests/test.sh", "removed set -e so a failing check still reaches the reward line")
+            )
     if re.search(r"(does|doing) nothing gets reward", message):
         # the expected output is already in the image: outputs the instruction asks for that ship with the environment
         instruction = _read(task / "instruction.md")
@@ -130,7 +158,13 @@ def _fix_nop(task: Path, message: str) -> list[Repair]:
             env_file = _env_file(task, m.group(1))
             if env_file is not None and env_file.is_file():
                 env_file.unlink()
-                repairs.append(Repair("nop", env_file.relative_to(task).as_posix(), f"the output {m.group(1)} shipped with the environment: removed it"))
+                repairs.append(
+                    Repair(
+                        "nop",
+                        env_file.relative_to(task).as_posix(),
+                        f"the output {m.group(1)} shipped with the environment: removed it",
+                    )
+                )
     return repairs
 
 
@@ -145,12 +179,22 @@ def _fix_leakage(task: Path, message: str) -> list[Repair]:
         kept = [p for p in paragraphs if not any(v in p for v in literals + rows)]
         if len(kept) < len(paragraphs):
             instruction_path.write_text("\n\n".join(kept).rstrip() + "\n")
-            repairs.append(Repair("leakage", "instruction.md", f"removed {len(paragraphs) - len(kept)} paragraph(s) stating expected results"))
+            repairs.append(
+                Repair(
+                    "leakage",
+                    "instruction.md",
+                    f"removed {len(paragraphs) - len(kept)} paragraph(s) stating expected results",
+                )
+            )
     for kind, where in re.findall(r"- (\w+_in_image): (\S+) <-", message):
         env_file = _env_file(task, where)
         if env_file is not None and env_file.is_file():
             env_file.unlink()
-            repairs.append(Repair("leakage", env_file.relative_to(task).as_posix(), f"{kind}: removed the file from the environment"))
+            repairs.append(
+                Repair(
+                    "leakage", env_file.relative_to(task).as_posix(), f"{kind}: removed the file from the environment"
+                )
+            )
     return repairs
 
 
@@ -168,8 +212,14 @@ def _fix_tamper(task: Path, message: str) -> list[Repair]:
     else:
         text = text.rstrip("\n") + '\n\n[verifier]\nenvironment_mode = "separate"\n'
     toml_path.write_text(text)
-    return [Repair("tamper", "task.toml", "the verifier runs in a fresh sandbox (separate verifier mode, /app collected), "
-                   "where nothing the agent left running or planted can touch the reward")]
+    return [
+        Repair(
+            "tamper",
+            "task.toml",
+            "the verifier runs in a fresh sandbox (separate verifier mode, /app collected), "
+            "where nothing the agent left running or planted can touch the reward",
+        )
+    ]
 
 
 def _fix_timeouts(task: Path, message: str) -> list[Repair]:
@@ -179,11 +229,17 @@ def _fix_timeouts(task: Path, message: str) -> list[Repair]:
     for section, floor in (("agent", 120.0), ("verifier", 60.0)):
         m = re.search(rf"(\[{section}\][^\[]*?timeout_sec = )([0-9.]+)", changed)
         if m and float(m.group(2)) < floor * 4:
-            changed = changed[: m.start(2)] + f"{max(floor, float(m.group(2)) * 4):.1f}" + changed[m.end(2):]
+            changed = changed[: m.start(2)] + f"{max(floor, float(m.group(2)) * 4):.1f}" + changed[m.end(2) :]
     if changed != text:
         toml_path.write_text(changed)
         return [Repair("timeouts", "task.toml", "raised the agent/verifier time limits")]
     return []
 
 
-_HANDLERS = {"oracle": _fix_oracle, "nop": _fix_nop, "leakage": _fix_leakage, "tamper": _fix_tamper, "timeouts": _fix_timeouts}
+_HANDLERS = {
+    "oracle": _fix_oracle,
+    "nop": _fix_nop,
+    "leakage": _fix_leakage,
+    "tamper": _fix_tamper,
+    "timeouts": _fix_timeouts,
+}

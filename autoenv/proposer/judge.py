@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.validate.calibration import CalibrationReport, acalibrate
-from autoenv.vocab import SCRIPTED_SOLVER
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.validation import ValidationReport, avalidate_task
+from autoenv.vocab import SCRIPTED_SOLVER
 
 
 @dataclass
@@ -61,9 +61,11 @@ class Verdict:
             return self.validation.feedback()
         text = self.validation.feedback()
         if self.calibration is not None:
-            text += f"\n\nCalibration ({self.calibration.settings.solver}, K={self.calibration.settings.rollouts}): " \
-                    f"{self.calibration.verdict}; pass rate {self.calibration.pass_rate} " \
-                    f"(95% CI {self.calibration.ci_low:.2f}-{self.calibration.ci_high:.2f})."
+            text += (
+                f"\n\nCalibration ({self.calibration.settings.solver}, K={self.calibration.settings.rollouts}): "
+                f"{self.calibration.verdict}; pass rate {self.calibration.pass_rate} "
+                f"(95% CI {self.calibration.ci_low:.2f}-{self.calibration.ci_high:.2f})."
+            )
         return text
 
 
@@ -83,11 +85,26 @@ async def judge_task(
     """Validate, then (if valid) calibrate, then compute r_P."""
     task_dir = Path(task_dir).resolve()
     root = Path(trials_dir) if trials_dir else None
-    validation = await avalidate_task(task_dir, env=env, trials_dir=root / "validate" if root else None, n_concurrent=n_concurrent)
+    validation = await avalidate_task(
+        task_dir, env=env, trials_dir=root / "validate" if root else None, n_concurrent=n_concurrent
+    )
     if on_validated is not None:
         on_validated(validation)
     calibration = None
     if validation.valid and calibrate:
-        calibration = await acalibrate(task_dir, solver=solver, rollouts=rollouts, env=env, seed=seed,
-                                       trials_dir=root / "calibrate" if root else None, n_concurrent=n_concurrent, on_done=on_rollout)
-    return Verdict(task_dir=task_dir, validation=validation, calibration=calibration, reward=proposer_reward(validation, calibration))
+        calibration = await acalibrate(
+            task_dir,
+            solver=solver,
+            rollouts=rollouts,
+            env=env,
+            seed=seed,
+            trials_dir=root / "calibrate" if root else None,
+            n_concurrent=n_concurrent,
+            on_done=on_rollout,
+        )
+    return Verdict(
+        task_dir=task_dir,
+        validation=validation,
+        calibration=calibration,
+        reward=proposer_reward(validation, calibration),
+    )

@@ -29,7 +29,11 @@ def brief(case: SeedCase, workspace: Workspace, task_name: str, *, agentic: bool
     """The proposer's instruction: what to build, from which failure, under which rules."""
     skills = "\n\n".join(p.read_text() for p in sorted(workspace.skills.glob("*.md")))
     lessons = "\n".join(workspace.lessons().splitlines()[-30:])
-    seed_yaml = (workspace.root / "seed_case.yaml").read_text() if (workspace.root / "seed_case.yaml").is_file() else case.model_dump_json(indent=2)
+    seed_yaml = (
+        (workspace.root / "seed_case.yaml").read_text()
+        if (workspace.root / "seed_case.yaml").is_file()
+        else case.model_dump_json(indent=2)
+    )
     if agentic:
         how = f"""\
 You work in /workspace (a sandbox): seed_case.yaml, FORMAT.md, skills/, tools/, memory/ and tasks/ are there.
@@ -83,7 +87,7 @@ def task_relative(path: str, task_name: str) -> str | None:
     p = posixpath.normpath(path.strip())
     for prefix in (f"/workspace/tasks/{task_name}/", f"tasks/{task_name}/", f"{task_name}/", "./"):
         if p.startswith(prefix):
-            p = p[len(prefix):]
+            p = p[len(prefix) :]
     if p.startswith("/") or p.startswith("..") or not p or p == ".":
         return None
     return p
@@ -94,10 +98,25 @@ class ModelTaskWriter:
 
     name = "openai"
 
-    def __init__(self, *, model: str | None, base_url: str | None, seed: int | None = None, api_key: str | None = None,
-                 temperature: float | None = None, max_tokens: int | None = None):
-        self.policy = make_policy("openai", model=model, base_url=base_url, api_key=api_key, seed=seed,
-                                  temperature=temperature, max_tokens=max_tokens)
+    def __init__(
+        self,
+        *,
+        model: str | None,
+        base_url: str | None,
+        seed: int | None = None,
+        api_key: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ):
+        self.policy = make_policy(
+            "openai",
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            seed=seed,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
         self.conversation: Conversation | None = None
         self.replies: list[PolicyReply] = []
 
@@ -119,8 +138,13 @@ class ModelTaskWriter:
         """What the model received and sent so far: the proposer's training sample."""
         if self.conversation is None:
             return None
-        return from_conversation(self.conversation, self.replies[-1] if self.replies else None, system=self.policy.system_prompt(),
-                                 tools=self.policy.tool_definitions is not None, replies=self.replies)
+        return from_conversation(
+            self.conversation,
+            self.replies[-1] if self.replies else None,
+            system=self.policy.system_prompt(),
+            tools=self.policy.tool_definitions is not None,
+            replies=self.replies,
+        )
 
     async def _turn(self, task_name: str) -> tuple[dict[str, str], list[str]]:
         assert self.conversation is not None
@@ -148,9 +172,11 @@ class ModelTaskWriter:
 def feedback_turn(last: PolicyReply, feedback: str, task_name: str) -> Turn:
     """The turn that answers a written task's reply: each call acknowledged, the validator's feedback on the last."""
     results = [ActionResult(call_id=c.id, action=c.action, output=_observation(c.action)) for c in last.calls]
-    note = (f"Validation of tasks/{task_name} in a separate sandbox:\n\n{feedback}\n\n"
-            "Rewrite the files that need to change (complete new content with write_file; remove a file with "
-            "a `run` call `rm <path>`), then call finish.")
+    note = (
+        f"Validation of tasks/{task_name} in a separate sandbox:\n\n{feedback}\n\n"
+        "Rewrite the files that need to change (complete new content with write_file; remove a file with "
+        "a `run` call `rm <path>`), then call finish."
+    )
     # in tool mode only call results reach the model, so the feedback rides on the last one
     if results:
         results[-1] = results[-1].model_copy(update={"output": f"{results[-1].output}\n\n{note}"})

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from autoenv.vocab import SCRIPTED_SOLVER, Method, ProposerNetwork, ProposerPolicy, shared_solver
+
 ActionKind = Literal["Read", "Build", "Write", "Test"]
 
 
@@ -23,7 +24,9 @@ class SeedCase(BaseModel):
 
     id: str = Field(description="Stable identifier, e.g. 'fasttext-accuracy-timeout'.")
     task: str = Field(description="Original task: a path to a Harbor task, or a summary of it.")
-    trajectory: str = Field(default="", description="Path to the failed trajectory, or a summary of what the agent did.")
+    trajectory: str = Field(
+        default="", description="Path to the failed trajectory, or a summary of what the agent did."
+    )
     failure_mode: str = Field(description="What went wrong, in one or two sentences.")
     target_skill: str = Field(description="The skill a new task should exercise.")
     family: str | None = Field(default=None, description="Template family for the scripted proposer (optional hint).")
@@ -31,7 +34,7 @@ class SeedCase(BaseModel):
     source_trial: str | None = None
 
     @classmethod
-    def load(cls, path: Path | str) -> "SeedCase":
+    def load(cls, path: Path | str) -> SeedCase:
         path = Path(path)
         try:
             text = path.read_text()
@@ -76,7 +79,9 @@ class AttemptRecord(BaseModel):
     rounds: int = 1
     duration_sec: float = 0.0
     actions: list[ProposerAction] = Field(default_factory=list)
-    episode_path: str | None = Field(default=None, description="The episode as the policy saw it (ProposerEpisode JSON): the training sample.")
+    episode_path: str | None = Field(
+        default=None, description="The episode as the policy saw it (ProposerEpisode JSON): the training sample."
+    )
 
     @property
     def accepted(self) -> bool:
@@ -102,21 +107,35 @@ class ProposeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     method: Method = Field(default=Method.FEEDBACK, description="prompt, feedback or agentic.")
-    policy: ProposerPolicy = Field(default=ProposerPolicy.SCRIPTED, description="scripted (offline templates) or openai (a served model).")
+    policy: ProposerPolicy = Field(
+        default=ProposerPolicy.SCRIPTED, description="scripted (offline templates) or openai (a served model)."
+    )
     attempts: int = Field(default=1, ge=1, description="Tasks to attempt.")
     env: str = Field(default="local", description="local (no container engine), or a Harbor environment.")
-    solver: str | None = Field(default=None, description="Solver SPEC for calibration (default: the same model with --policy openai, else the scripted solver).")
+    solver: str | None = Field(
+        default=None,
+        description="Solver SPEC for calibration (default: the same model with --policy openai, else the scripted "
+        "solver).",
+    )
     rollouts: int = Field(default=4, ge=1, description="Calibration rollouts (K).")
     seed: int = Field(default=0, description="Seed of the proposer (and of the calibration rollouts).")
     model: str | None = Field(default=None, description="Model name for --policy openai.")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for --policy openai.")
     max_rounds: int = Field(default=3, ge=1, description="Validation rounds per attempt (feedback, agentic).")
-    flaw_rate: float = Field(default=0.5, ge=0.0, le=1.0, description="Scripted proposer: share of first drafts with a realistic mistake.")
-    network: ProposerNetwork | None = Field(default=None, description="The agentic proposer's sandbox network: public or no-network (default: public with a model, no-network offline).")
-    proposer_table: Path | None = Field(default=None, description="A learned policy table the scripted proposer draws its choices from.")
+    flaw_rate: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Scripted proposer: share of first drafts with a realistic mistake."
+    )
+    network: ProposerNetwork | None = Field(
+        default=None,
+        description="The agentic proposer's sandbox network: public or no-network (default: public with a model, "
+        "no-network offline).",
+    )
+    proposer_table: Path | None = Field(
+        default=None, description="A learned policy table the scripted proposer draws its choices from."
+    )
 
     @model_validator(mode="after")
-    def _model_for_openai(self) -> "ProposeOptions":
+    def _model_for_openai(self) -> ProposeOptions:
         if self.policy == ProposerPolicy.OPENAI and not self.model:
             raise ValueError("--policy openai needs a model name (--model)")
         return self

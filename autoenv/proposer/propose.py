@@ -26,18 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.errors import Fault, explain
+from autoenv.families.base import slug
 from autoenv.proposer.actions import ActionLog
 from autoenv.proposer.episode import ProposerEpisode, ScriptedEpisode, from_trajectory, read_task_files
 from autoenv.proposer.fixer import repair
 from autoenv.proposer.judge import Verdict, judge_task
 from autoenv.proposer.models import AttemptRecord, ProposeOptions, ProposeSummary, SeedCase
-from autoenv.vocab import Method, ProposerPolicy
 from autoenv.proposer.scripted import ScriptedProposer, write_draft
-from autoenv.families.base import slug
 from autoenv.proposer.workspace import Workspace, copy_task
 from autoenv.taskfmt.hashing import count_files, task_hash
-
-
+from autoenv.vocab import Method, ProposerPolicy
 
 REJECTED_DIR = "rejected"
 
@@ -49,12 +47,7 @@ def _noop(_event: str, _data: dict[str, Any]) -> None:
 
 
 async def propose_async(
-    case: SeedCase,
-    *,
-    out_dir: Path,
-    workspace: Path,
-    on_event: Event | None = None,
-    **options: Any,
+    case: SeedCase, *, out_dir: Path, workspace: Path, on_event: Event | None = None, **options: Any
 ) -> ProposeSummary:
     """Run ``options.attempts`` attempts on ``case``; accepted tasks land in ``out_dir``.
 
@@ -63,7 +56,13 @@ async def propose_async(
     """
     o = ProposeOptions(**options)
     method, policy, attempts, env, rollouts, seed = o.method, o.policy, o.attempts, o.env, o.rollouts, o.seed
-    model, base_url, max_rounds, flaw_rate, proposer_table = o.model, o.base_url, o.max_rounds, o.flaw_rate, o.proposer_table
+    model, base_url, max_rounds, flaw_rate, proposer_table = (
+        o.model,
+        o.base_url,
+        o.max_rounds,
+        o.flaw_rate,
+        o.proposer_table,
+    )
     solver, network = o.solver_spec, o.network_mode
     emit = on_event or _noop
     started = time.monotonic()
@@ -96,9 +95,24 @@ async def propose_async(
             if method == Method.AGENTIC:
                 from autoenv.proposer.agentic import run_agentic
 
-                outcome = await run_agentic(case, ws, attempt=attempt, policy=policy, env=env, solver=solver, rollouts=rollouts, seed=seed,
-                                            model=model, base_url=base_url, max_rounds=max_rounds, flaw_rate=flaw_rate,
-                                            trials_dir=trials_dir, mask_paths=[out_dir], since=log.wall_started, network=network)
+                outcome = await run_agentic(
+                    case,
+                    ws,
+                    attempt=attempt,
+                    policy=policy,
+                    env=env,
+                    solver=solver,
+                    rollouts=rollouts,
+                    seed=seed,
+                    model=model,
+                    base_url=base_url,
+                    max_rounds=max_rounds,
+                    flaw_rate=flaw_rate,
+                    trials_dir=trials_dir,
+                    mask_paths=[out_dir],
+                    since=log.wall_started,
+                    network=network,
+                )
                 log.extend(outcome.actions)
                 repairs = outcome.repairs
                 task_dir = outcome.task_dir
@@ -111,12 +125,35 @@ async def propose_async(
                     verdict = await _judge(task_dir, log, settings, emit, rounds)
             elif policy == ProposerPolicy.SCRIPTED:
                 task_dir, verdict, rounds, family, params, repairs = await _scripted_attempt(
-                    case, ws, attempt, method, log, seed=seed, flaw_rate=flaw_rate, max_rounds=max_rounds, settings=settings, emit=emit,
-                    episodes=episodes, table=table)
+                    case,
+                    ws,
+                    attempt,
+                    method,
+                    log,
+                    seed=seed,
+                    flaw_rate=flaw_rate,
+                    max_rounds=max_rounds,
+                    settings=settings,
+                    emit=emit,
+                    episodes=episodes,
+                    table=table,
+                )
             else:
                 task_dir, verdict, rounds, repairs = await _model_attempt(
-                    case, ws, attempt, method, log, seed=seed, model=model, base_url=base_url, max_rounds=max_rounds,
-                    rollouts=rollouts, settings=settings, emit=emit, episodes=episodes)
+                    case,
+                    ws,
+                    attempt,
+                    method,
+                    log,
+                    seed=seed,
+                    model=model,
+                    base_url=base_url,
+                    max_rounds=max_rounds,
+                    rollouts=rollouts,
+                    settings=settings,
+                    emit=emit,
+                    episodes=episodes,
+                )
         except Exception as exc:
             # A task the proposer wrote badly is a rejected attempt with its reason (r_P = 0 is its score).
             # A model endpoint, sandbox or backend failure, or a bug of ours, says nothing about the
@@ -127,25 +164,48 @@ async def propose_async(
         record = _record(case, method, proposer_name, attempt, task_dir, verdict, rounds, log, error)
         if episodes:
             stamp = time.strftime("%Y%m%d-%H%M%S")
-            record.episode_path = str(episodes[-1].save(ws.root / ".proposer" / "episodes" / f"{slug(case.id, 40)}-s{seed}-a{attempt}-{stamp}.json"))
+            record.episode_path = str(
+                episodes[-1].save(
+                    ws.root / ".proposer" / "episodes" / f"{slug(case.id, 40)}-s{seed}-a{attempt}-{stamp}.json"
+                )
+            )
         if record.accepted and task_dir is not None:
             accepted = copy_task(task_dir, out_dir)
             record.task_dir = str(accepted)
         elif task_dir is not None and task_dir.is_dir():
             _keep_rejected(task_dir, out_dir / REJECTED_DIR, record)
-        ws.remember(record, family=family or _family_of(task_dir), params=params, repairs=repairs,
-                    feedback=verdict.feedback() if verdict else None)
+        ws.remember(
+            record,
+            family=family or _family_of(task_dir),
+            params=params,
+            repairs=repairs,
+            feedback=verdict.feedback() if verdict else None,
+        )
         records.append(record)
-        emit("attempt_done", {"attempt": attempt, "accepted": record.accepted, "valid": record.valid, "reason": record.reason,
-                              "task": Path(record.task_dir).name if record.task_dir else None, "reward": record.reward})
+        emit(
+            "attempt_done",
+            {
+                "attempt": attempt,
+                "accepted": record.accepted,
+                "valid": record.valid,
+                "reason": record.reason,
+                "task": Path(record.task_dir).name if record.task_dir else None,
+                "reward": record.reward,
+            },
+        )
 
     accepted = [r for r in records if r.accepted]
     return ProposeSummary(
-        seed_case=case.id, method=method, proposer=proposer_name, attempts=len(records),
-        valid=sum(r.valid for r in records), calibrated=sum(r.calibrated for r in records),
+        seed_case=case.id,
+        method=method,
+        proposer=proposer_name,
+        attempts=len(records),
+        valid=sum(r.valid for r in records),
+        calibrated=sum(r.calibrated for r in records),
         accepted_tasks=[r.task_dir for r in accepted if r.task_dir],
         files_per_accepted=[r.n_files or 0 for r in accepted],
-        duration_sec=round(time.monotonic() - started, 3), records=records,
+        duration_sec=round(time.monotonic() - started, 3),
+        records=records,
     )
 
 
@@ -162,18 +222,37 @@ async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit:
 
     def validated(report: Any) -> None:
         checks = ", ".join(f"{c.name}={c.status}" for c in report.checks)
-        log.add("Test", f"validate tasks/{task_dir.name} in child sandboxes: {'valid' if report.valid else 'invalid'} ({checks})")
+        log.add(
+            "Test",
+            f"validate tasks/{task_dir.name} in child sandboxes: {'valid' if report.valid else 'invalid'} ({checks})",
+        )
         if report.valid:
             emit("calibrate", {"task": task_dir.name, "round": round_no})
 
     verdict = await judge_task(task_dir, on_validated=validated, **settings)
     if verdict.calibration is not None:
-        log.add("Test", f"solve tasks/{task_dir.name} -k {verdict.calibration.settings.rollouts}: {verdict.calibration.verdict}")
+        log.add(
+            "Test",
+            f"solve tasks/{task_dir.name} -k {verdict.calibration.settings.rollouts}: {verdict.calibration.verdict}",
+        )
     return verdict
 
 
-async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method: str, log: ActionLog, *, seed: int, flaw_rate: float,
-                            max_rounds: int, settings: dict[str, Any], emit: Event, episodes: list[ProposerEpisode], table: Any = None):
+async def _scripted_attempt(
+    case: SeedCase,
+    ws: Workspace,
+    attempt: int,
+    method: str,
+    log: ActionLog,
+    *,
+    seed: int,
+    flaw_rate: float,
+    max_rounds: int,
+    settings: dict[str, Any],
+    emit: Event,
+    episodes: list[ProposerEpisode],
+    table: Any = None,
+):
     from autoenv.proposer.llm import brief
 
     proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws, table=table)
@@ -206,12 +285,19 @@ async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method:
                 log.add("Write", f"repair {fix}")
             repairs += [str(f) for f in fixes]
             after = read_task_files(task_dir)
-            chat.write({rel: data for rel, data in after.items() if before.get(rel) != data}, sorted(set(before) - set(after)),
-                       note="Repair what the feedback names: " + "; ".join(str(f) for f in fixes))
+            chat.write(
+                {rel: data for rel, data in after.items() if before.get(rel) != data},
+                sorted(set(before) - set(after)),
+                note="Repair what the feedback names: " + "; ".join(str(f) for f in fixes),
+            )
         else:  # valid, but the solver passed always or never: write a different variant
             variant += 1
             draft = proposer.draft(case, attempt, variant=variant, allow_flaw=False)
-            log.add("Build", f"new variant after '{verdict.calibration.verdict if verdict.calibration else ''}': {draft.summary()[:200]}")
+            log.add(
+                "Build",
+                f"new variant after '{verdict.calibration.verdict if verdict.calibration else ''}': "
+                f"{draft.summary()[:200]}",
+            )
             task_dir = write_draft(draft, ws.tasks)
             log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
             chat.write(read_task_files(task_dir), note=f"A different variant: {draft.summary()[:300]}")
@@ -221,9 +307,22 @@ async def _scripted_attempt(case: SeedCase, ws: Workspace, attempt: int, method:
     return task_dir, verdict, rounds, family.name, dict(draft.params), repairs
 
 
-async def _model_attempt(case: SeedCase, ws: Workspace, attempt: int, method: str, log: ActionLog, *, seed: int, model: str | None,
-                         base_url: str | None, max_rounds: int, rollouts: int, settings: dict[str, Any], emit: Event,
-                         episodes: list[ProposerEpisode]):
+async def _model_attempt(
+    case: SeedCase,
+    ws: Workspace,
+    attempt: int,
+    method: str,
+    log: ActionLog,
+    *,
+    seed: int,
+    model: str | None,
+    base_url: str | None,
+    max_rounds: int,
+    rollouts: int,
+    settings: dict[str, Any],
+    emit: Event,
+    episodes: list[ProposerEpisode],
+):
     from autoenv.proposer.llm import ModelTaskWriter, brief
 
     name = f"{slug(case.id, 20)}-s{seed}-a{attempt}"
@@ -245,7 +344,9 @@ async def _model_attempt(case: SeedCase, ws: Workspace, attempt: int, method: st
                 log.add("Read", "the model changed nothing; stopping")
                 break
             _apply(task_dir, files, deletions, log)
-            repairs.append(f"round {rounds}: rewrote {', '.join(sorted(files)) or '-'}; removed {', '.join(deletions) or '-'}")
+            repairs.append(
+                f"round {rounds}: rewrote {', '.join(sorted(files)) or '-'}; removed {', '.join(deletions) or '-'}"
+            )
             rounds += 1
             verdict = await _judge(task_dir, log, settings, emit, rounds)
         return task_dir, verdict, rounds, repairs
@@ -273,10 +374,26 @@ def _apply(task_dir: Path, files: dict[str, str], deletions: list[str], log: Act
 # -- records ------------------------------------------------------------------------------
 
 
-def _record(case: SeedCase, method: str, proposer: str, attempt: int, task_dir: Path | None, verdict: Verdict | None,
-            rounds: int, log: ActionLog, error: str | None) -> AttemptRecord:
-    record = AttemptRecord(seed_case=case.id, method=method, proposer=proposer, attempt=attempt, rounds=max(1, rounds),
-                           duration_sec=log.elapsed(), actions=list(log.actions))
+def _record(
+    case: SeedCase,
+    method: str,
+    proposer: str,
+    attempt: int,
+    task_dir: Path | None,
+    verdict: Verdict | None,
+    rounds: int,
+    log: ActionLog,
+    error: str | None,
+) -> AttemptRecord:
+    record = AttemptRecord(
+        seed_case=case.id,
+        method=method,
+        proposer=proposer,
+        attempt=attempt,
+        rounds=max(1, rounds),
+        duration_sec=log.elapsed(),
+        actions=list(log.actions),
+    )
     if task_dir is not None and (task_dir / "task.toml").is_file():
         record.task_dir = str(task_dir)
         record.task_hash = task_hash(task_dir)
@@ -299,9 +416,11 @@ def _keep_rejected(task_dir: Path, root: Path, record: AttemptRecord) -> None:
     root.mkdir(parents=True, exist_ok=True)
     kept = copy_task(task_dir, root)
     (kept / "REJECTED.md").write_text(
-        f"# Rejected: {task_dir.name}\n\nseed case: {record.seed_case}; method: {record.method}; proposer: {record.proposer}; "
+        f"# Rejected: {task_dir.name}\n\nseed case: {record.seed_case}; method: {record.method}; proposer: "
+        f"{record.proposer}; "
         f"attempt {record.attempt}; rounds: {record.rounds}\nvalid: {record.valid}; calibrated: {record.calibrated}; "
-        f"pass rate: {record.pass_rate}; r_P: {record.reward}\n\n## Reason\n\n{record.reason or '-'}\n")
+        f"pass rate: {record.pass_rate}; r_P: {record.reward}\n\n## Reason\n\n{record.reason or '-'}\n"
+    )
 
 
 def _family_of(task_dir: Path | None) -> str | None:

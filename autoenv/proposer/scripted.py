@@ -15,10 +15,9 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autoenv.proposer.models import SeedCase
-from autoenv.families.base import Family
+from autoenv.families.base import FLAWS, Family, TaskDraft, apply_flaw
 from autoenv.families.registry import FAMILIES, family_for
-from autoenv.families.base import FLAWS, TaskDraft, apply_flaw
+from autoenv.proposer.models import SeedCase
 from autoenv.proposer.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -26,15 +25,26 @@ if TYPE_CHECKING:
 
 #: Which check a flaw trips, as the proposer would file it in its lessons.
 FLAW_CHECK = {
-    "forgot_copy": "oracle", "wrong_output_path": "oracle", "answer_in_instruction": "leakage",
-    "tests_in_image": "leakage", "no_reward_on_failure": "nop", "stale_output": "nop",
+    "forgot_copy": "oracle",
+    "wrong_output_path": "oracle",
+    "answer_in_instruction": "leakage",
+    "tests_in_image": "leakage",
+    "no_reward_on_failure": "nop",
+    "stale_output": "nop",
 }
 
 
 class ScriptedProposer:
     name = "scripted"
 
-    def __init__(self, *, seed: int = 0, flaw_rate: float = 0.5, workspace: Workspace | None = None, table: "PolicyTable | None" = None):
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        flaw_rate: float = 0.5,
+        workspace: Workspace | None = None,
+        table: PolicyTable | None = None,
+    ):
         self.seed = seed
         self.flaw_rate = flaw_rate
         self.workspace = workspace
@@ -59,7 +69,7 @@ class ScriptedProposer:
         for entry in self.workspace.history():
             for fix in entry.get("repairs") or []:
                 if fix.startswith("[") and "]" in fix:
-                    checks.add(fix[1:fix.index("]")])
+                    checks.add(fix[1 : fix.index("]")])
         return checks
 
     def draft(self, case: SeedCase, attempt: int, *, variant: int = 0, allow_flaw: bool = True) -> TaskDraft:
@@ -82,7 +92,6 @@ class ScriptedProposer:
                 return flawed
         return draft
 
-
     def careless(self, rng: random.Random) -> bool:
         """Whether this first draft carries a mistake: ``flaw_rate``, or the learned table's choice."""
         if self.table is None:
@@ -98,7 +107,11 @@ class ScriptedProposer:
             return None
         if self._level is not None:
             return self._level
-        choice = self._choose(f"level:{family.name}", tuple(str(level) for level in family.levels), random.Random(f"{self.seed}:{case.id}:{attempt}:level"))
+        choice = self._choose(
+            f"level:{family.name}",
+            tuple(str(level) for level in family.levels),
+            random.Random(f"{self.seed}:{case.id}:{attempt}:level"),
+        )
         self._level = int(choice)
         return self._level
 
@@ -108,8 +121,15 @@ class ScriptedProposer:
         assert self.table is not None
         probs = self.table.probs("proposer", key, options)
         choice = draw(probs, rng)
-        self.last_decisions.append({"role": "proposer", "key": key, "strategy": choice,
-                                    "probs": {k: round(v, 6) for k, v in probs.items()}, "table_version": self.table.version})
+        self.last_decisions.append(
+            {
+                "role": "proposer",
+                "key": key,
+                "strategy": choice,
+                "probs": {k: round(v, 6) for k, v in probs.items()},
+                "table_version": self.table.version,
+            }
+        )
         return choice
 
 

@@ -12,18 +12,17 @@ description (its title, category and tags).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harbor.models.trial.result import TrialResult
 
-from autoenv.proposer.models import SeedCase
 from autoenv.families.base import slug
+from autoenv.proposer.models import SeedCase
 from autoenv.trials.runner import ERROR_KINDS
 
 FAILED_TEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$", re.M)
@@ -117,19 +116,28 @@ def failure_mode(result: TrialResult, trial_dir: Path) -> str:
     if failed_tests:
         names = [name.split("::")[-1] for _, name, _ in failed_tests]
         why = next((detail for _, _, detail in failed_tests if detail), "") or next(iter(ASSERT_LINE.findall(out)), "")
-        text = f"Reward {reward:g}: {len(names)} verifier check(s) failed ({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})"
+        text = (
+            f"Reward {reward:g}: {len(names)} verifier check(s) failed "
+            f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})"
+        )
         return text + (f"; first: {why[:200]}" if why else "")
     if reward is None:
         return "The verifier produced no reward."
     tail = [line for line in out.strip().splitlines() if line.strip()][-2:]
-    return f"Reward {reward:g}" + (f"; the verifier printed: {' | '.join(tail)[:240]}" if tail else "; the agent did not complete the task.")
+    return f"Reward {reward:g}" + (
+        f"; the verifier printed: {' | '.join(tail)[:240]}" if tail else "; the agent did not complete the task."
+    )
 
 
 def trajectory_summary(trial_dir: Path) -> str:
     """The trajectory file's path, with its length and how it ended (or a note that there is none)."""
     path = trial_dir / "agent" / "trajectory.json"
     if not path.is_file():
-        logs = sorted(p.name for p in (trial_dir / "agent").glob("*") if p.is_file()) if (trial_dir / "agent").is_dir() else []
+        logs = (
+            sorted(p.name for p in (trial_dir / "agent").glob("*") if p.is_file())
+            if (trial_dir / "agent").is_dir()
+            else []
+        )
         return f"no trajectory recorded (agent logs: {', '.join(logs) or 'none'})"
     try:
         data = json.loads(path.read_text())
@@ -137,7 +145,9 @@ def trajectory_summary(trial_dir: Path) -> str:
         return str(path)
     steps = data.get("steps", [])
     calls = [c for s in steps for c in (s.get("tool_calls") or [])]
-    finish = next((c.get("arguments", {}).get("message") for c in reversed(calls) if c.get("function_name") == "finish"), None)
+    finish = next(
+        (c.get("arguments", {}).get("message") for c in reversed(calls) if c.get("function_name") == "finish"), None
+    )
     stop = (data.get("final_metrics") or {}).get("extra", {}).get("stop_reason")
     parts = [str(path), f"{len(steps)} steps, {len(calls)} actions"]
     if stop:
@@ -180,7 +190,11 @@ def extract_seed_cases(root: Path | str, *, agents: set[str] | None = None) -> l
         result = load_result(trial_dir)
         if result is None:
             continue
-        if agents and (result.agent_info.name if result.agent_info else None) not in agents and result.config.agent.name not in agents:
+        if (
+            agents
+            and (result.agent_info.name if result.agent_info else None) not in agents
+            and result.config.agent.name not in agents
+        ):
             continue
         case = seed_case_from_trial(trial_dir, result)
         if case is not None:
@@ -201,7 +215,9 @@ def write_seed_cases(cases: list[SeedCase], out_dir: Path | str) -> list[Path]:
     return written
 
 
-def harvest_seed_cases(store: Store, *, step: int, groups: list[GroupResult], tasks: dict[str, Path], out_dir: Path) -> int:
+def harvest_seed_cases(
+    store: Store, *, step: int, groups: list[GroupResult], tasks: dict[str, Path], out_dir: Path
+) -> int:
     """Failed rollouts become the proposer's next seed cases (the loop's return edge); returns how many were new.
 
     One per group with a failure, written from a failed trial itself (:func:`seed_case_from_trial`: the
@@ -218,11 +234,23 @@ def harvest_seed_cases(store: Store, *, step: int, groups: list[GroupResult], ta
         trial = Path(failed[0]["trajectory_path"]).parents[1] if failed and failed[0]["trajectory_path"] else None
         case = seed_case_from_trial(trial) if trial is not None and (trial / "result.json").is_file() else None
         if case is None:
-            case = SeedCase(id="-", task=str(task_dir), failure_mode="the solver failed the task",
-                            target_skill=f"the skill the failed task exercises: {task_dir.name}", family=task_family(task_dir))
-        case = case.model_copy(update={
-            "id": f"{task_dir.name}-s{step}", "task": str(task_dir), "reward": min(group.rewards),
-            "failure_mode": f"The solver failed {len(failed)} of {len(group.rewards)} rollouts. {case.failure_mode}"})
+            case = SeedCase(
+                id="-",
+                task=str(task_dir),
+                failure_mode="the solver failed the task",
+                target_skill=f"the skill the failed task exercises: {task_dir.name}",
+                family=task_family(task_dir),
+            )
+        case = case.model_copy(
+            update={
+                "id": f"{task_dir.name}-s{step}",
+                "task": str(task_dir),
+                "reward": min(group.rewards),
+                "failure_mode": (
+                    f"The solver failed {len(failed)} of {len(group.rewards)} rollouts. {case.failure_mode}"
+                ),
+            }
+        )
         path = out_dir / f"{case.id}.yaml"
         if not path.exists():
             case.dump(path)

@@ -16,9 +16,18 @@ from autoenv.proposer.propose import propose_async
 from autoenv.store.db import Store
 
 
-async def propose_step(store: Store, *, run: str, step: int, cases: list[SeedCase], policy_version: int, out_dir: Path,
-                       workspace: Path, options: dict[str, Any],
-                       on_case: Callable[[SeedCase], None] | None = None) -> list[AttemptRecord]:
+async def propose_step(
+    store: Store,
+    *,
+    run: str,
+    step: int,
+    cases: list[SeedCase],
+    policy_version: int,
+    out_dir: Path,
+    workspace: Path,
+    options: dict[str, Any],
+    on_case: Callable[[SeedCase], None] | None = None,
+) -> list[AttemptRecord]:
     """Propose once from each of ``cases`` with ``options`` (:class:`~autoenv.proposer.models.ProposeOptions`
     fields; the seed is ``step * 1000 + index``), and record every attempt and task in the store."""
     records: list[AttemptRecord] = []
@@ -29,18 +38,44 @@ async def propose_step(store: Store, *, run: str, step: int, cases: list[SeedCas
             continue
         if on_case is not None:
             on_case(case)
-        summary = await propose_async(case, out_dir=out_dir, workspace=workspace, attempts=1, seed=step * 1000 + index, **options)
+        summary = await propose_async(
+            case, out_dir=out_dir, workspace=workspace, attempts=1, seed=step * 1000 + index, **options
+        )
         for record in summary.records:
             records.append(record)
             if record.task_hash and record.task_dir:
-                store.upsert_task(hash=record.task_hash, name=Path(record.task_dir).name, path=record.task_dir, origin=case.id,
-                                  method=record.method, proposer=record.proposer, policy_version=policy_version,
-                                  valid=record.valid, calibrated=record.calibrated, pass_rate=record.pass_rate,
-                                  proposer_reward=record.reward, n_files=record.n_files,
-                                  failed_check=None if record.valid else (record.reason or "")[:64])
-            store.record_attempt(run=run, step=step, seed_case=case.id, method=record.method, proposer=record.proposer,
-                                 policy_version=policy_version, task_hash=record.task_hash, valid=record.valid,
-                                 calibrated=record.calibrated, reason=record.reason, reward=record.reward, n_files=record.n_files,
-                                 n_actions=len(record.actions), actions=[a.model_dump() for a in record.actions],
-                                 duration_sec=record.duration_sec, episode_path=record.episode_path, attempt_key=key)
+                store.upsert_task(
+                    hash=record.task_hash,
+                    name=Path(record.task_dir).name,
+                    path=record.task_dir,
+                    origin=case.id,
+                    method=record.method,
+                    proposer=record.proposer,
+                    policy_version=policy_version,
+                    valid=record.valid,
+                    calibrated=record.calibrated,
+                    pass_rate=record.pass_rate,
+                    proposer_reward=record.reward,
+                    n_files=record.n_files,
+                    failed_check=None if record.valid else (record.reason or "")[:64],
+                )
+            store.record_attempt(
+                run=run,
+                step=step,
+                seed_case=case.id,
+                method=record.method,
+                proposer=record.proposer,
+                policy_version=policy_version,
+                task_hash=record.task_hash,
+                valid=record.valid,
+                calibrated=record.calibrated,
+                reason=record.reason,
+                reward=record.reward,
+                n_files=record.n_files,
+                n_actions=len(record.actions),
+                actions=[a.model_dump() for a in record.actions],
+                duration_sec=record.duration_sec,
+                episode_path=record.episode_path,
+                attempt_key=key,
+            )
     return records

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autoenv.proposer.models import AttemptRecord, SeedCase
 from autoenv.families.base import pytest_test_sh
+from autoenv.proposer.models import AttemptRecord, SeedCase
 
 LAYOUT = ("skills", "tools", "memory", "tasks")
 
@@ -213,7 +213,8 @@ for p in (task / "environment").rglob("*") if (task / "environment").is_dir() el
         problems.append(f"{p.relative_to(task)}: a test file inside the image")
 print("\\n".join(problems) if problems else "OK: no static problems found")
 sys.exit(1 if problems else 0)
-'''
+'''  # noqa: E501
+
 
 def _tools() -> dict[str, str]:
     return {"check_task.py": CHECK_TASK_PY}
@@ -252,7 +253,7 @@ class Workspace:
     def lessons_file(self) -> Path:
         return self.memory / "lessons.md"
 
-    def init(self) -> "Workspace":
+    def init(self) -> Workspace:
         """Create the layout; write default skills/tools only where none exist (edits are kept)."""
         for name in LAYOUT:
             (self.root / name).mkdir(parents=True, exist_ok=True)
@@ -277,15 +278,31 @@ class Workspace:
 
     # -- memory ----------------------------------------------------------------------
 
-    def remember(self, record: AttemptRecord, *, family: str | None = None, params: dict[str, Any] | None = None,
-                 repairs: list[str] | None = None, feedback: str | None = None) -> None:
+    def remember(
+        self,
+        record: AttemptRecord,
+        *,
+        family: str | None = None,
+        params: dict[str, Any] | None = None,
+        repairs: list[str] | None = None,
+        feedback: str | None = None,
+    ) -> None:
         """Append one attempt to memory, and a lesson for every repair validation forced."""
         entry = {
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "seed_case": record.seed_case, "method": record.method, "proposer": record.proposer, "attempt": record.attempt,
-            "task": Path(record.task_dir).name if record.task_dir else None, "family": family,
-            "valid": record.valid, "calibrated": record.calibrated, "pass_rate": record.pass_rate, "reward": record.reward,
-            "rounds": record.rounds, "reason": record.reason, "repairs": repairs or [],
+            "seed_case": record.seed_case,
+            "method": record.method,
+            "proposer": record.proposer,
+            "attempt": record.attempt,
+            "task": Path(record.task_dir).name if record.task_dir else None,
+            "family": family,
+            "valid": record.valid,
+            "calibrated": record.calibrated,
+            "pass_rate": record.pass_rate,
+            "reward": record.reward,
+            "rounds": record.rounds,
+            "reason": record.reason,
+            "repairs": repairs or [],
             "params": {k: v for k, v in (params or {}).items() if isinstance(v, (str, int, float, bool)) or v is None},
             "feedback": (feedback or "")[:4000] or None,
         }
@@ -296,9 +313,14 @@ class Workspace:
         for fix in repairs or []:
             lines.append(f"- {entry['time']} {record.seed_case} ({family}): {fix}")
         if not record.valid and record.reason and not repairs:
-            lines.append(f"- {entry['time']} {record.seed_case} ({family}): rejected, not repaired: {record.reason.splitlines()[0][:200]}")
+            lines.append(
+                f"- {entry['time']} {record.seed_case} ({family}): rejected, not repaired: "
+                f"{record.reason.splitlines()[0][:200]}"
+            )
         if record.valid and not record.calibrated and record.reason:
-            lines.append(f"- {entry['time']} {record.seed_case} ({family}): valid but {record.reason.splitlines()[0][:160]}")
+            lines.append(
+                f"- {entry['time']} {record.seed_case} ({family}): valid but {record.reason.splitlines()[0][:160]}"
+            )
         if lines:
             with open(self.lessons_file, "a") as fh:
                 fh.write("\n".join(lines) + "\n")

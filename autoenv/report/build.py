@@ -36,7 +36,9 @@ def valid_rates(attempts: list[dict[str, Any]], key: str) -> list[dict[str, Any]
     order = {m: i for i, m in enumerate(METHODS)}
     for name, flags in sorted(by.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
         low, high = wilson_interval(sum(flags), len(flags))
-        rows.append({key: name, "n": len(flags), "valid": sum(flags), "rate": sum(flags) / len(flags), "low": low, "high": high})
+        rows.append(
+            {key: name, "n": len(flags), "valid": sum(flags), "rate": sum(flags) / len(flags), "low": low, "high": high}
+        )
     return rows
 
 
@@ -62,7 +64,10 @@ def _save(fig, out: Path, name: str) -> str:
 
 def plot_valid_rates(attempts, out: Path) -> list[str]:
     files = []
-    for key, title, name in (("method", "by proposer method", "valid_rate_by_method.png"), ("proposer", "by proposer", "valid_rate_by_proposer.png")):
+    for key, title, name in (
+        ("method", "by proposer method", "valid_rate_by_method.png"),
+        ("proposer", "by proposer", "valid_rate_by_proposer.png"),
+    ):
         rows = valid_rates(attempts, key)
         fig, ax = plt.subplots(figsize=(5.5, 3.6))
         if rows:
@@ -82,18 +87,28 @@ def accepted_stats(store: Store) -> list[dict[str, Any]]:
     for t in store.tasks(valid=True, calibrated=True):
         rs = rollouts.get(t["hash"], [])
         turns = [r["n_turns"] for r in rs if r["n_turns"] is not None]
-        rows.append({
-            "hash": t["hash"], "name": t["name"], "path": t["path"], "method": t["method"], "n_files": t["n_files"],
-            "pass_rate": statistics.fmean([r["reward"] or 0 for r in rs]) if rs else t["pass_rate"],
-            "turns": statistics.fmean(turns) if turns else None, "rollouts": len(rs),
-            "validation": (t["validation"] or {}), "origin": t["origin"],
-        })
+        rows.append(
+            {
+                "hash": t["hash"],
+                "name": t["name"],
+                "path": t["path"],
+                "method": t["method"],
+                "n_files": t["n_files"],
+                "pass_rate": statistics.fmean([r["reward"] or 0 for r in rs]) if rs else t["pass_rate"],
+                "turns": statistics.fmean(turns) if turns else None,
+                "rollouts": len(rs),
+                "validation": (t["validation"] or {}),
+                "origin": t["origin"],
+            }
+        )
     return rows
 
 
 def plot_accepted(rows, out: Path) -> str:
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
-    for ax, field, label in zip(axes, ("n_files", "turns", "pass_rate"), ("files per environment", "solver turns", "solver pass rate")):
+    for ax, field, label in zip(
+        axes, ("n_files", "turns", "pass_rate"), ("files per environment", "solver turns", "solver pass rate")
+    ):
         data, labels = [], []
         for method in sorted({r["method"] for r in rows}, key=lambda m: (METHODS.index(m) if m in METHODS else 9, m)):
             values = [r[field] for r in rows if r["method"] == method and r[field] is not None]
@@ -111,8 +126,12 @@ def plot_accepted(rows, out: Path) -> str:
 
 def plot_training(steps: list[dict[str, Any]], out: Path) -> str:
     fig, axes = plt.subplots(2, 2, figsize=(10, 6))
-    panels = (("useful_group_rate", "useful-group rate"), ("collect_sec", "seconds to collect groups"),
-              ("benchmark_score", "solver benchmark score"), ("proposer_valid_rate", "proposer valid-env rate"))
+    panels = (
+        ("useful_group_rate", "useful-group rate"),
+        ("collect_sec", "seconds to collect groups"),
+        ("benchmark_score", "solver benchmark score"),
+        ("proposer_valid_rate", "proposer valid-env rate"),
+    )
     by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in steps:
         by_run[s["run"]].append(s)
@@ -142,7 +161,9 @@ def plot_course(attempts: list[dict[str, Any]], out: Path) -> str | None:
         ax.scatter(action["t"], ACTION_KINDS.index(kind), color=colours.get(kind, "grey"), s=30)
     ax.set_yticks(range(len(ACTION_KINDS)), ACTION_KINDS)
     ax.set_xlabel("seconds into the design")
-    ax.set_title(f"Proposer course: {design['seed_case']} ({design['method']}, {'valid' if design['valid'] else 'rejected'})")
+    ax.set_title(
+        f"Proposer course: {design['seed_case']} ({design['method']}, {'valid' if design['valid'] else 'rejected'})"
+    )
     return _save(fig, out, "proposer_course.png")
 
 
@@ -178,41 +199,74 @@ def build_report(db: str | Path, out: Path | str) -> Path:
             evidence_link = ""
             if r["validation"] or evidence_path.exists():
                 target = out / "evidence" / f"{r['hash']}.json"
-                target.write_text(json.dumps(r["validation"], indent=2, default=str) if r["validation"] else evidence_path.read_text())
+                target.write_text(
+                    json.dumps(r["validation"], indent=2, default=str) if r["validation"] else evidence_path.read_text()
+                )
                 evidence_link = f"<a href='evidence/{r['hash']}.json'>evidence</a>"
-            env_rows.append({
-                "task": f"<a href='file://{html.escape(r['path'])}'>{html.escape(r['name'])}</a>", "method": r["method"],
-                "origin": html.escape(str(r["origin"])), "files": r["n_files"],
-                "pass rate": "-" if r["pass_rate"] is None else f"{r['pass_rate']:.2f}",
-                "turns": "-" if r["turns"] is None else f"{r['turns']:.1f}", "validation": evidence_link,
-            })
-        step_rows = [{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in s.items()
-                      if k in ("run", "step", "policy_version_in", "policy_version_out", "n_groups", "useful_group_rate", "collect_sec", "benchmark_score", "proposer_valid_rate", "loss")}
-                     for s in steps]
+            env_rows.append(
+                {
+                    "task": f"<a href='file://{html.escape(r['path'])}'>{html.escape(r['name'])}</a>",
+                    "method": r["method"],
+                    "origin": html.escape(str(r["origin"])),
+                    "files": r["n_files"],
+                    "pass rate": "-" if r["pass_rate"] is None else f"{r['pass_rate']:.2f}",
+                    "turns": "-" if r["turns"] is None else f"{r['turns']:.1f}",
+                    "validation": evidence_link,
+                }
+            )
+        step_rows = [
+            {
+                k: (f"{v:.3f}" if isinstance(v, float) else v)
+                for k, v in s.items()
+                if k
+                in (
+                    "run",
+                    "step",
+                    "policy_version_in",
+                    "policy_version_out",
+                    "n_groups",
+                    "useful_group_rate",
+                    "collect_sec",
+                    "benchmark_score",
+                    "proposer_valid_rate",
+                    "loss",
+                )
+            }
+            for s in steps
+        ]
         run_rows = []
         for name, config in store.run_configs().items():
             policies = config.get("policies") or "-"
-            run_rows.append({
-                "run": html.escape(name), "baseline": "static" if config.get("static_dir") else ("autoenv" if config.get("proposer_training", True) else "proposer-off"),
-                "proposer": html.escape(str(config.get("proposer") or config.get("proposer_policy") or "-")),
-                "solver": html.escape(str(config.get("solver_spec") or config.get("solver") or "-")),
-                "policies": "<b>mixed: the proposer and the solver are different policies</b>" if policies == "mixed" else policies,
-            })
-        figures = "".join(f"<figure><img src='{name}' alt='{name}'><figcaption>{name}</figcaption></figure>" for name in images)
+            run_rows.append(
+                {
+                    "run": html.escape(name),
+                    "baseline": "static"
+                    if config.get("static_dir")
+                    else ("autoenv" if config.get("proposer_training", True) else "proposer-off"),
+                    "proposer": html.escape(str(config.get("proposer") or config.get("proposer_policy") or "-")),
+                    "solver": html.escape(str(config.get("solver_spec") or config.get("solver") or "-")),
+                    "policies": "<b>mixed: the proposer and the solver are different policies</b>"
+                    if policies == "mixed"
+                    else policies,
+                }
+            )
+        figures = "".join(
+            f"<figure><img src='{name}' alt='{name}'><figcaption>{name}</figcaption></figure>" for name in images
+        )
         page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>autoenv report</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}img{{max-width:100%;border:1px solid #ddd}}
 table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px}}
 figure{{display:inline-block;margin:.5em;vertical-align:top}}</style></head>
 <body><h1>autoenv flywheel report</h1>
-<p>store: {html.escape(store.url)} &middot; runs: {html.escape(', '.join(store.run_names()))} &middot;
+<p>store: {html.escape(store.url)} &middot; runs: {html.escape(", ".join(store.run_names()))} &middot;
 attempts: {len(attempts)} &middot; accepted environments: {len(accepted)} &middot; training steps: {len(steps)}</p>
-<h2>Runs</h2>{_table(run_rows, ['run', 'baseline', 'proposer', 'solver', 'policies'])}
+<h2>Runs</h2>{_table(run_rows, ["run", "baseline", "proposer", "solver", "policies"])}
 <h2>Plots</h2>{figures}
-<h2>Valid-environment rate by method</h2>{_table(method_rows, ['method', 'n', 'valid', 'rate', 'interval'])}
-<h2>Training steps</h2>{_table(step_rows, ['run', 'step', 'policy_version_in', 'policy_version_out', 'n_groups', 'useful_group_rate', 'collect_sec', 'benchmark_score', 'proposer_valid_rate', 'loss'])}
-<h2>Accepted environments</h2>{_table(env_rows, ['task', 'method', 'origin', 'files', 'pass rate', 'turns', 'validation'])}
-</body></html>"""
+<h2>Valid-environment rate by method</h2>{_table(method_rows, ["method", "n", "valid", "rate", "interval"])}
+<h2>Training steps</h2>{_table(step_rows, ["run", "step", "policy_version_in", "policy_version_out", "n_groups", "useful_group_rate", "collect_sec", "benchmark_score", "proposer_valid_rate", "loss"])}
+<h2>Accepted environments</h2>{_table(env_rows, ["task", "method", "origin", "files", "pass rate", "turns", "validation"])}
+</body></html>"""  # noqa: E501
         index = out / "index.html"
         index.write_text(page)
         return index

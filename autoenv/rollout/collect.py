@@ -56,8 +56,13 @@ def local_executor(n_concurrent: int = 2, policy_version: int = 0) -> Executor:
 
         async def one(job: RolloutJob) -> TrialOutcome:
             async with semaphore:
-                return await arun_trial(job.task_dir, spec.agent, env=spec.env,
-                                        agent_kwargs=_kwargs_for(job, spec, policy_version), trials_dir=trials_dir)
+                return await arun_trial(
+                    job.task_dir,
+                    spec.agent,
+                    env=spec.env,
+                    agent_kwargs=_kwargs_for(job, spec, policy_version),
+                    trials_dir=trials_dir,
+                )
 
         return list(await asyncio.gather(*(one(j) for j in jobs)))
 
@@ -96,18 +101,31 @@ async def collect_groups(
         gid = store.group_id(run, step, task_hash, "solver", group_size)
         group_ids[task_hash] = gid
         done = store.done_indices(gid)
-        jobs += [RolloutJob(task_dir, task_hash, gid, i, rollout_seed(run, step, task_hash, i)) for i in range(group_size) if i not in done]
+        jobs += [
+            RolloutJob(task_dir, task_hash, gid, i, rollout_seed(run, step, task_hash, i))
+            for i in range(group_size)
+            if i not in done
+        ]
 
     # run in chunks so an interruption loses at most one chunk of work
     chunk = max(1, 2 * group_size)
     for start in range(0, len(jobs), chunk):
-        batch = jobs[start:start + chunk]
+        batch = jobs[start : start + chunk]
         outcomes = await executor(batch, spec, trials_dir)
         for job, outcome in zip(batch, outcomes):
-            store.add_rollout(run=run, step=step, group_id=job.group_id, task_hash=job.task_hash, index=job.index,
-                              policy_version=policy_version, reward=outcome.reward if outcome.reward is not None else 0.0,
-                              n_turns=outcome.n_turns, error=outcome.error, trajectory_path=_trajectory_path(outcome),
-                              duration_sec=outcome.duration_sec)
+            store.add_rollout(
+                run=run,
+                step=step,
+                group_id=job.group_id,
+                task_hash=job.task_hash,
+                index=job.index,
+                policy_version=policy_version,
+                reward=outcome.reward if outcome.reward is not None else 0.0,
+                n_turns=outcome.n_turns,
+                error=outcome.error,
+                trajectory_path=_trajectory_path(outcome),
+                duration_sec=outcome.duration_sec,
+            )
             if on_rollout:
                 on_rollout(outcome)
 
@@ -119,7 +137,9 @@ async def collect_groups(
         rewards = [float(r["reward"] or 0.0) for r in rows]
         advantages = group_advantages(rewards)
         summary = store.finish_group(gid, rewards, advantages, collection_sec=elapsed / max(1, len(tasks)))
-        results.append(GroupResult(gid, task_hash, rewards, advantages, summary["useful"], elapsed / max(1, len(tasks))))
+        results.append(
+            GroupResult(gid, task_hash, rewards, advantages, summary["useful"], elapsed / max(1, len(tasks)))
+        )
     return results
 
 

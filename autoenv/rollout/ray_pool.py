@@ -41,7 +41,10 @@ def ray_executor(address: str = "local", policy_version: int = 0, num_cpus: int 
         return run_trial(task_dir, agent, env=env, agent_kwargs=kwargs, trials_dir=trials_dir).model_dump()
 
     async def run(jobs: list[RolloutJob], spec: SolverSpec, trials_dir: Path) -> list[TrialOutcome]:
-        refs = [one.remote(str(j.task_dir), spec.agent, spec.env, _kwargs_for(j, spec, policy_version), str(trials_dir)) for j in jobs]
+        refs = [
+            one.remote(str(j.task_dir), spec.agent, spec.env, _kwargs_for(j, spec, policy_version), str(trials_dir))
+            for j in jobs
+        ]
         results = await asyncio.to_thread(ray.get, refs)
         return [TrialOutcome(**r) for r in results]
 

@@ -39,4 +39,6 @@ def environment_config(name: str = "local", **kwargs) -> EnvironmentConfig:
     try:
         return EnvironmentConfig(type=EnvironmentType(name), kwargs=kwargs)
     except ValueError:
-        raise UnknownBackend(f"unknown environment {name!r}; choose one of: {', '.join(backend_names())}, or module:Class") from None
+        raise UnknownBackend(
+            f"unknown environment {name!r}; choose one of: {', '.join(backend_names())}, or module:Class"
+        ) from None

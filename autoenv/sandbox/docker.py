@@ -34,18 +34,26 @@ NO_NETWORK_COMPOSE = Path(harbor_docker.__file__).with_name("docker-compose-no-n
 class OfflineDockerEnvironment(DockerEnvironment):
     """DockerEnvironment whose static no-network policy is Docker's ``network_mode: none``."""
 
-    def __init__(self, *args, network_policy: NetworkPolicy | None = None,
-                 phase_network_policies: Sequence[NetworkPolicy] = (), **kwargs):
+    def __init__(
+        self,
+        *args,
+        network_policy: NetworkPolicy | None = None,
+        phase_network_policies: Sequence[NetworkPolicy] = (),
+        **kwargs,
+    ):
         # decided before Harbor's __init__, which checks the capabilities against the policy
         self._static_no_network = _all_no_network(network_policy, phase_network_policies)
         super().__init__(*args, network_policy=network_policy, phase_network_policies=phase_network_policies, **kwargs)
 
     @staticmethod
-    def _requires_egress_control(*, startup_network_policy: NetworkPolicy, phase_network_policies: Sequence[NetworkPolicy]) -> bool:
+    def _requires_egress_control(
+        *, startup_network_policy: NetworkPolicy, phase_network_policies: Sequence[NetworkPolicy]
+    ) -> bool:
         if _all_no_network(startup_network_policy, phase_network_policies):
             return False  # network_mode: none does it, no sidecar needed
         return DockerEnvironment._requires_egress_control(
-            startup_network_policy=startup_network_policy, phase_network_policies=phase_network_policies)
+            startup_network_policy=startup_network_policy, phase_network_policies=phase_network_policies
+        )
 
     #: Harbor keeps one build lock per image in a class-level dict; an asyncio.Lock belongs to the
     #: event loop that first waited on it, so a second ``asyncio.run`` in the same process (validation

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,9 @@ class Store:
     def migrate(self) -> int:
         current = self.version()
         if current > s.LATEST:
-            raise RuntimeError(f"{self.url}: store schema v{current} is newer than this autoenv (v{s.LATEST}); upgrade autoenv")
+            raise RuntimeError(
+                f"{self.url}: store schema v{current} is newer than this autoenv (v{s.LATEST}); upgrade autoenv"
+            )
         with self.engine.begin() as conn:
             if current == 0:  # a new store gets the latest schema at once
                 s.metadata.create_all(conn)
@@ -82,7 +84,9 @@ class Store:
     def run_configs(self) -> dict[str, dict[str, Any]]:
         """Each run's stored configuration, oldest run first."""
         with self.engine.connect() as conn:
-            return {r[0]: r[1] for r in conn.execute(select(s.runs.c.name, s.runs.c.config).order_by(s.runs.c.created_at))}
+            return {
+                r[0]: r[1] for r in conn.execute(select(s.runs.c.name, s.runs.c.config).order_by(s.runs.c.created_at))
+            }
 
     def run_names(self) -> list[str]:
         with self.engine.connect() as conn:
@@ -94,7 +98,11 @@ class Store:
         with self.engine.begin() as conn:
             exists = conn.execute(select(s.tasks.c.hash).where(s.tasks.c.hash == values["hash"])).first()
             if exists:
-                conn.execute(update(s.tasks).where(s.tasks.c.hash == values["hash"]).values(**{k: v for k, v in values.items() if v is not None}))
+                conn.execute(
+                    update(s.tasks)
+                    .where(s.tasks.c.hash == values["hash"])
+                    .values(**{k: v for k, v in values.items() if v is not None})
+                )
             else:
                 conn.execute(insert(s.tasks).values(**values))
 
@@ -132,13 +140,20 @@ class Store:
 
     def group_id(self, run: str, step: int, task_hash: str, role: str, size: int) -> int:
         """The group's id, creating it on first use (idempotent)."""
-        key = (s.groups.c.run == run) & (s.groups.c.step == step) & (s.groups.c.task_hash == task_hash) & (s.groups.c.role == role)
+        key = (
+            (s.groups.c.run == run)
+            & (s.groups.c.step == step)
+            & (s.groups.c.task_hash == task_hash)
+            & (s.groups.c.role == role)
+        )
         with self.engine.begin() as conn:
             row = conn.execute(select(s.groups.c.id).where(key)).first()
             if row:
                 return row[0]
             try:
-                return conn.execute(insert(s.groups).values(run=run, step=step, task_hash=task_hash, role=role, size=size)).inserted_primary_key[0]
+                return conn.execute(
+                    insert(s.groups).values(run=run, step=step, task_hash=task_hash, role=role, size=size)
+                ).inserted_primary_key[0]
             except IntegrityError:
                 pass
         with self.engine.connect() as conn:
@@ -156,7 +171,9 @@ class Store:
         except IntegrityError:
             return False
 
-    def rollouts(self, run: str | None = None, step: int | None = None, group_id: int | None = None) -> list[dict[str, Any]]:
+    def rollouts(
+        self, run: str | None = None, step: int | None = None, group_id: int | None = None
+    ) -> list[dict[str, Any]]:
         query = select(s.rollouts)
         for column, value in (("run", run), ("step", step), ("group_id", group_id)):
             if value is not None:
@@ -164,15 +181,24 @@ class Store:
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query.order_by(s.rollouts.c.id)).mappings()]
 
-    def finish_group(self, group_id: int, rewards: list[float], advantages: list[float], collection_sec: float) -> dict[str, Any]:
+    def finish_group(
+        self, group_id: int, rewards: list[float], advantages: list[float], collection_sec: float
+    ) -> dict[str, Any]:
         mean = statistics.fmean(rewards) if rewards else None
         std = statistics.pstdev(rewards) if len(rewards) > 1 else 0.0
         useful = bool(rewards) and std > 0
         with self.engine.begin() as conn:
-            conn.execute(update(s.groups).where(s.groups.c.id == group_id).values(
-                mean_reward=mean, std_reward=std, useful=useful, collection_sec=collection_sec))
+            conn.execute(
+                update(s.groups)
+                .where(s.groups.c.id == group_id)
+                .values(mean_reward=mean, std_reward=std, useful=useful, collection_sec=collection_sec)
+            )
             for index, advantage in enumerate(advantages):
-                conn.execute(update(s.rollouts).where((s.rollouts.c.group_id == group_id) & (s.rollouts.c["index"] == index)).values(advantage=advantage))
+                conn.execute(
+                    update(s.rollouts)
+                    .where((s.rollouts.c.group_id == group_id) & (s.rollouts.c["index"] == index))
+                    .values(advantage=advantage)
+                )
         return {"mean": mean, "std": std, "useful": useful}
 
     def groups(self, run: str | None = None, step: int | None = None) -> list[dict[str, Any]]:
@@ -188,23 +214,35 @@ class Store:
 
     def step_row(self, run: str, step: int) -> dict[str, Any] | None:
         with self.engine.connect() as conn:
-            row = conn.execute(select(s.train_steps).where((s.train_steps.c.run == run) & (s.train_steps.c.step == step))).mappings().first()
+            row = (
+                conn.execute(select(s.train_steps).where((s.train_steps.c.run == run) & (s.train_steps.c.step == step)))
+                .mappings()
+                .first()
+            )
             return dict(row) if row else None
 
     def start_step(self, run: str, step: int, policy_version: int) -> dict[str, Any]:
         row = self.step_row(run, step)
         if row is None:
             with self.engine.begin() as conn:
-                conn.execute(insert(s.train_steps).values(run=run, step=step, status="collecting", policy_version_in=policy_version))
+                conn.execute(
+                    insert(s.train_steps).values(
+                        run=run, step=step, status="collecting", policy_version_in=policy_version
+                    )
+                )
             row = self.step_row(run, step)
         assert row is not None
         return row
 
     def update_step(self, run: str, step: int, **values: Any) -> None:
         if values.get("status") == "done":
-            values.setdefault("finished_at", datetime.now(timezone.utc))
+            values.setdefault("finished_at", datetime.now(UTC))
         with self.engine.begin() as conn:
-            conn.execute(update(s.train_steps).where((s.train_steps.c.run == run) & (s.train_steps.c.step == step)).values(**values))
+            conn.execute(
+                update(s.train_steps)
+                .where((s.train_steps.c.run == run) & (s.train_steps.c.step == step))
+                .values(**values)
+            )
 
     def steps(self, run: str | None = None) -> list[dict[str, Any]]:
         query = select(s.train_steps)
@@ -216,7 +254,11 @@ class Store:
     def record_metrics(self, run: str, step: int, values: dict[str, float]) -> None:
         with self.engine.begin() as conn:
             for name, value in values.items():
-                conn.execute(s.metrics.delete().where((s.metrics.c.run == run) & (s.metrics.c.step == step) & (s.metrics.c.name == name)))
+                conn.execute(
+                    s.metrics.delete().where(
+                        (s.metrics.c.run == run) & (s.metrics.c.step == step) & (s.metrics.c.name == name)
+                    )
+                )
                 conn.execute(insert(s.metrics).values(run=run, step=step, name=name, value=float(value)))
 
     def metrics(self, run: str | None = None) -> list[dict[str, Any]]:

@@ -56,7 +56,9 @@ NETWORK_RULES = {LintRule.VERIFIER_RUNTIME_INSTALL, LintRule.VERIFIER_NETWORK_DO
 GRADING_DOWNLOAD = re.compile(
     r"^\s*(?!#).*?\b(?:pip3?\s+install|python3?\s+-m\s+pip\s+install|uv\s+(?:pip\s+install|add|tool\s+install)|uvx\s"
     r"|apt(?:-get)?\s+(?:-\S+\s+)*install|npm\s+(?:install|i)\b|npx\s|curl\s[^\n]*https?://|wget\s[^\n]*https?://"
-    r"|git\s+clone\s)", re.M)
+    r"|git\s+clone\s)",
+    re.M,
+)
 REWARD_FILE = re.compile(r"/logs/verifier/reward\.(txt|json)")
 SET_E = re.compile(r"^\s*set\s+-[a-zA-Z]*e|^#!\S*\s+-[a-zA-Z]*e", re.M)
 CONFLICT = re.compile(r"^(<{7}|>{7})(?: |$)|^={7}$", re.M)
@@ -75,7 +77,9 @@ SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "Hugging Face token": re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
 }
 #: ``NAME=value`` in a .env file where NAME says it is a credential and the value is not a placeholder.
-ENV_SECRET = re.compile(r"^\s*(?:export\s+)?([A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)\s*=\s*['\"]?([^'\"\s#]{8,})", re.M)
+ENV_SECRET = re.compile(
+    r"^\s*(?:export\s+)?([A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)\s*=\s*['\"]?([^'\"\s#]{8,})", re.M
+)
 PLACEHOLDER = re.compile(r"^(?:\$\{?|<|x{4,}|\*{4,}|changeme|your[-_]|example|dummy|test|placeholder|replace)", re.I)
 
 
@@ -117,8 +121,10 @@ def find_tasks(path: Path) -> list[Path]:
     return []
 
 
-OFFLINE_DOWNLOAD_ADVICE = ("the task declares network_mode = \"no-network\", so this download fails at grading time: "
-                           "install what the verifier needs in environment/Dockerfile (or in the verifier's own image)")
+OFFLINE_DOWNLOAD_ADVICE = (
+    'the task declares network_mode = "no-network", so this download fails at grading time: '
+    "install what the verifier needs in environment/Dockerfile (or in the verifier's own image)"
+)
 
 
 def _lint(path: Path) -> list[Problem]:
@@ -127,12 +133,25 @@ def _lint(path: Path) -> list[Problem]:
     for f in lint_task(path, selected_rules=RULES):
         advice = ""
         if f.rule in NETWORK_RULES:
-            advice = "grading depends on a registry being up; installing it in environment/Dockerfile makes the verdict repeatable"
+            advice = (
+                "grading depends on a registry being up; installing it in environment/Dockerfile makes the verdict "
+                "repeatable"
+            )
         elif f.rule == LintRule.SHARED_VERIFIER:
-            advice = ("a shared-mode verifier runs where the agent ran, so its reward is only as safe as that sandbox; "
-                      "[verifier] environment_mode = \"separate\" grades in a fresh one")
-        problems.append(Problem(path=f.path, message=f.message, rule=str(f.rule), line=f.line,
-                                level=RULE_LEVELS.get(f.rule, Level.ERROR), advice=advice))
+            advice = (
+                "a shared-mode verifier runs where the agent ran, so its reward is only as safe as that sandbox; "
+                '[verifier] environment_mode = "separate" grades in a fresh one'
+            )
+        problems.append(
+            Problem(
+                path=f.path,
+                message=f.message,
+                rule=str(f.rule),
+                line=f.line,
+                level=RULE_LEVELS.get(f.rule, Level.ERROR),
+                advice=advice,
+            )
+        )
     return problems
 
 
@@ -162,24 +181,42 @@ def hygiene(path: Path) -> list[Problem]:
         rel = str(file)
         markers = list(CONFLICT.finditer(text))
         if any(m.group(0).startswith("<<<<<<<") for m in markers):
-            problems.append(Problem(
-                path=rel, line=_line_of(text, markers[0].start()), rule="autoenv-conflict-marker",
-                message=f"merge-conflict markers ({len(markers)} lines like {markers[0].group(0)[:8]!r}): the file is half-merged",
-                advice="resolve the conflict: keep one side, delete the <<<<<<< / ======= / >>>>>>> lines"))
+            problems.append(
+                Problem(
+                    path=rel,
+                    line=_line_of(text, markers[0].start()),
+                    rule="autoenv-conflict-marker",
+                    message=f"merge-conflict markers ({len(markers)} lines like {markers[0].group(0)[:8]!r}): the file "
+                    f"is half-merged",
+                    advice="resolve the conflict: keep one side, delete the <<<<<<< / ======= / >>>>>>> lines",
+                )
+            )
         for kind, pattern in SECRET_PATTERNS.items():
             m = pattern.search(text)
             if m:
-                problems.append(Problem(
-                    path=rel, line=_line_of(text, m.start()), rule="autoenv-secret",
-                    message=f"a {kind} is committed to the task ({m.group(0)[:12]}...)",
-                    advice="remove it and revoke it; a task that needs a credential must take it from the environment at run time"))
+                problems.append(
+                    Problem(
+                        path=rel,
+                        line=_line_of(text, m.start()),
+                        rule="autoenv-secret",
+                        message=f"a {kind} is committed to the task ({m.group(0)[:12]}...)",
+                        advice="remove it and revoke it; a task that needs a credential must take it from the "
+                        "environment at run time",
+                    )
+                )
         if file.name == ".env" or file.name.startswith(".env."):
             for m in ENV_SECRET.finditer(text):
                 if not PLACEHOLDER.match(m.group(2)):
-                    problems.append(Problem(
-                        path=rel, line=_line_of(text, m.start()), rule="autoenv-secret",
-                        message=f"{m.group(1)} holds a value in a committed .env file",
-                        advice="remove the value (and revoke it if it was real); leave a placeholder or read it from the environment"))
+                    problems.append(
+                        Problem(
+                            path=rel,
+                            line=_line_of(text, m.start()),
+                            rule="autoenv-secret",
+                            message=f"{m.group(1)} holds a value in a committed .env file",
+                            advice="remove the value (and revoke it if it was real); leave a placeholder or read it "
+                            "from the environment",
+                        )
+                    )
     return problems
 
 
@@ -193,15 +230,29 @@ def _grading_downloads(test_sh: Path, offline: bool, already: set[int]) -> list[
             continue
         command = text.splitlines()[line - 1].strip()[:120]
         if offline:
-            found.append(Problem(
-                path=str(test_sh), line=line, rule="autoenv-grading-network", level=Level.ERROR,
-                message=f"fetches from the network while grading (`{command}`), but the task declares network_mode = \"no-network\"",
-                advice="install what the verifier needs in environment/Dockerfile; grading has no network"))
+            found.append(
+                Problem(
+                    path=str(test_sh),
+                    line=line,
+                    rule="autoenv-grading-network",
+                    level=Level.ERROR,
+                    message=f"fetches from the network while grading (`{command}`), but the task declares network_mode "
+                    f'= "no-network"',
+                    advice="install what the verifier needs in environment/Dockerfile; grading has no network",
+                )
+            )
         else:
-            found.append(Problem(
-                path=str(test_sh), line=line, rule="autoenv-grading-network", level=Level.WARNING,
-                message=f"fetches from the network while grading (`{command}`)",
-                advice="grading then depends on a registry being up; installing it in environment/Dockerfile makes the verdict repeatable"))
+            found.append(
+                Problem(
+                    path=str(test_sh),
+                    line=line,
+                    rule="autoenv-grading-network",
+                    level=Level.WARNING,
+                    message=f"fetches from the network while grading (`{command}`)",
+                    advice="grading then depends on a registry being up; installing it in environment/Dockerfile makes "
+                    "the verdict repeatable",
+                )
+            )
     return found
 
 
@@ -215,7 +266,7 @@ def _set_e_without_reward(test_sh: Path) -> Problem | None:
     m = SET_E.search(text)
     if not m or "trap" in text:
         return None
-    lines = text[m.end():].splitlines()[1:]
+    lines = text[m.end() :].splitlines()[1:]
     risky = None
     for line in lines:
         if REWARD_FILE.search(line):
@@ -226,11 +277,15 @@ def _set_e_without_reward(test_sh: Path) -> Problem | None:
     if risky is None:
         return None
     return Problem(
-        path=str(test_sh), line=_line_of(text, m.start()), rule="autoenv-reward-on-failure", level=Level.WARNING,
+        path=str(test_sh),
+        line=_line_of(text, m.start()),
+        rule="autoenv-reward-on-failure",
+        level=Level.WARNING,
         message=f"runs under `set -e` and `{risky[:80]}` comes before any reward is written: when it fails, the script "
-                "exits without a reward (an error, not reward 0)",
+        "exits without a reward (an error, not reward 0)",
         advice="write 0 first (`echo 0 > /logs/verifier/reward.txt`), drop `set -e`, or use "
-               "`if pytest ...; then echo 1; else echo 0; fi > /logs/verifier/reward.txt`")
+        "`if pytest ...; then echo 1; else echo 0; fi > /logs/verifier/reward.txt`",
+    )
 
 
 def check_task(path: Path, *, env: str = "local", oracle: bool = True) -> list[Problem]:
@@ -243,14 +298,24 @@ def check_task(path: Path, *, env: str = "local", oracle: bool = True) -> list[P
     if not path.exists():
         return [Problem(path=str(path), message="no such file or directory", rule="invalid-task-files")]
     if not path.is_dir():
-        return [Problem(path=str(path), message="not a task directory (expected a folder with task.toml)", rule="invalid-task-files")]
+        return [
+            Problem(
+                path=str(path),
+                message="not a task directory (expected a folder with task.toml)",
+                rule="invalid-task-files",
+            )
+        ]
     problems = _lint(path)
     if any(p.rule in ("invalid-task-config", "invalid-task-files") and p.path.endswith("task.toml") for p in problems):
         return problems
     try:
         task = Task(path)
-    except Exception as exc:  # Harbor's loader is the judge of the format
-        problems.append(Problem(path=str(path / "task.toml"), message=f"Harbor cannot load the task: {exc}", rule="invalid-task-config"))
+    except Exception as exc:  # noqa: BLE001 - Harbor's loader is the judge of the format
+        problems.append(
+            Problem(
+                path=str(path / "task.toml"), message=f"Harbor cannot load the task: {exc}", rule="invalid-task-config"
+            )
+        )
         return problems
     offline = task.config.environment.network_mode == NetworkMode.NO_NETWORK
     if offline:  # Harbor's grading-download rules: the verdict can never be 1 without a network
@@ -261,32 +326,69 @@ def check_task(path: Path, *, env: str = "local", oracle: bool = True) -> list[P
 
     instruction = path / "instruction.md"
     if not instruction.is_file() or not instruction.read_text().strip():
-        problems.append(Problem(path=str(instruction), message="instruction is missing or empty", rule="autoenv-instruction"))
+        problems.append(
+            Problem(path=str(instruction), message="instruction is missing or empty", rule="autoenv-instruction")
+        )
     if task.config.steps:
         return problems  # multi-step tasks keep solutions and tests per step
     solve = task.paths.solve_path
     if not solve.is_file():
         if oracle:
-            problems.append(Problem(path=str(solve), message="reference solution missing; validation runs it as the oracle", rule="autoenv-solution",
-                                    advice="add solution/solve.sh, or validate without it (autoenv validate --no-oracle)"))
+            problems.append(
+                Problem(
+                    path=str(solve),
+                    message="reference solution missing; validation runs it as the oracle",
+                    rule="autoenv-solution",
+                    advice="add solution/solve.sh, or validate without it (autoenv validate --no-oracle)",
+                )
+            )
         else:
-            problems.append(Problem(path=str(solve), message="no reference solution: the oracle, determinism, partial-solution and "
-                                    "timing checks are not run", rule="autoenv-solution", level=Level.NOTE))
+            problems.append(
+                Problem(
+                    path=str(solve),
+                    message="no reference solution: the oracle, determinism, partial-solution and "
+                    "timing checks are not run",
+                    rule="autoenv-solution",
+                    level=Level.NOTE,
+                )
+            )
     test_sh = task.paths.test_path
     if not test_sh.is_file():
         problems.append(Problem(path=str(test_sh), message="verifier script missing", rule="autoenv-tests"))
     else:
-        tests_text = "\n".join(p.read_text(errors="replace") for p in (path / "tests").rglob("*") if p.is_file() and p.suffix in {".sh", ".py", ""})
+        tests_text = "\n".join(
+            p.read_text(errors="replace")
+            for p in (path / "tests").rglob("*")
+            if p.is_file() and p.suffix in {".sh", ".py", ""}
+        )
         if not REWARD_FILE.search(tests_text):
-            problems.append(Problem(path=str(test_sh), message="never writes /logs/verifier/reward.txt or reward.json", rule="autoenv-tests"))
+            problems.append(
+                Problem(
+                    path=str(test_sh),
+                    message="never writes /logs/verifier/reward.txt or reward.json",
+                    rule="autoenv-tests",
+                )
+            )
         elif (set_e := _set_e_without_reward(test_sh)) is not None:
             problems.append(set_e)
-        harbor_lines = {p.line for p in problems if p.rule in NETWORK_RULES and p.line and Path(p.path).name == test_sh.name}
+        harbor_lines = {
+            p.line for p in problems if p.rule in NETWORK_RULES and p.line and Path(p.path).name == test_sh.name
+        }
         problems += _grading_downloads(test_sh, offline, harbor_lines)
     dockerfile = path / "environment" / "Dockerfile"
     if dockerfile.is_file():
         if not base_images(dockerfile.read_text(errors="replace")):
-            problems.append(Problem(path=str(dockerfile), message="no FROM instruction naming a base image", rule="autoenv-environment"))
+            problems.append(
+                Problem(
+                    path=str(dockerfile), message="no FROM instruction naming a base image", rule="autoenv-environment"
+                )
+            )
     elif not task.config.environment.docker_image:
-        problems.append(Problem(path=str(dockerfile), message="no Dockerfile and no environment.docker_image", rule="autoenv-environment"))
+        problems.append(
+            Problem(
+                path=str(dockerfile),
+                message="no Dockerfile and no environment.docker_image",
+                rule="autoenv-environment",
+            )
+        )
     return problems

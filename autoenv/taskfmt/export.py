@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from autoenv.errors import TaskError
 from autoenv.taskfmt.check import check_task, errors
 from autoenv.taskfmt.hashing import IGNORED_PARTS
-from autoenv.errors import TaskError
 
 
 class ExportError(TaskError, ValueError):

@@ -16,7 +16,8 @@ IGNORED_PARTS = {".autoenv", "__pycache__", ".pytest_cache", ".git", ".DS_Store"
 def task_files(task_dir: Path) -> list[Path]:
     task_dir = Path(task_dir)
     return sorted(
-        p for p in task_dir.rglob("*")
+        p
+        for p in task_dir.rglob("*")
         if p.is_file() and not (IGNORED_PARTS & set(p.relative_to(task_dir).parts)) and p.suffix != ".pyc"
     )
 

@@ -78,9 +78,15 @@ class ExportTrainer:
         roles: dict[str, int] = {}
         for sample in batch.samples:
             roles[sample.role] = roles.get(sample.role, 0) + 1
-        return TrainResult(backend=self.name, n_samples=len(batch.samples), policy_version_in=batch.policy_version,
-                           policy_version_out=version_out, checkpoint=None if self.bump else policy_dir, batch_path=path,
-                           extra={"roles": roles, "bumped": self.bump})
+        return TrainResult(
+            backend=self.name,
+            n_samples=len(batch.samples),
+            policy_version_in=batch.policy_version,
+            policy_version_out=version_out,
+            checkpoint=None if self.bump else policy_dir,
+            batch_path=path,
+            extra={"roles": roles, "bumped": self.bump},
+        )
 
 
 class HFTrainer:
@@ -88,17 +94,39 @@ class HFTrainer:
 
     name: ClassVar[str] = "trl"
 
-    def __init__(self, *, base: str | Path | None = None, lr: float = 1e-5, steps: int = 1, micro_batch_size: int = 4,
-                 max_length: int = 4096, clip_eps: float = 0.2, loss_agg: str = "sum", grad_clip: float = 1.0,
-                 weight_decay: float = 0.0, proposer_weight: float = 1.0, seed: int = 0, device: str = "auto",
-                 gradient_checkpointing: bool = False, timeout: float | None = None):
+    def __init__(
+        self,
+        *,
+        base: str | Path | None = None,
+        lr: float = 1e-5,
+        steps: int = 1,
+        micro_batch_size: int = 4,
+        max_length: int = 4096,
+        clip_eps: float = 0.2,
+        loss_agg: str = "sum",
+        grad_clip: float = 1.0,
+        weight_decay: float = 0.0,
+        proposer_weight: float = 1.0,
+        seed: int = 0,
+        device: str = "auto",
+        gradient_checkpointing: bool = False,
+        timeout: float | None = None,
+    ):
         if loss_agg not in ("sum", "token-mean"):
             raise ValueError(f"loss_agg must be 'sum' or 'token-mean', got {loss_agg!r}")
         self.base = base
         self.options: dict[str, Any] = {
-            "lr": lr, "steps": steps, "micro-batch-size": micro_batch_size, "max-length": max_length, "clip-eps": clip_eps,
-            "loss-agg": loss_agg, "grad-clip": grad_clip, "weight-decay": weight_decay, "proposer-weight": proposer_weight,
-            "seed": seed, "device": device,
+            "lr": lr,
+            "steps": steps,
+            "micro-batch-size": micro_batch_size,
+            "max-length": max_length,
+            "clip-eps": clip_eps,
+            "loss-agg": loss_agg,
+            "grad-clip": grad_clip,
+            "weight-decay": weight_decay,
+            "proposer-weight": proposer_weight,
+            "seed": seed,
+            "device": device,
         }
         self.gradient_checkpointing = gradient_checkpointing
         self.timeout = timeout
@@ -122,7 +150,8 @@ class HFTrainer:
             return Path(self.base)
         raise FileNotFoundError(
             f"no policy checkpoint for version {version}: expected {checkpoint_dir(out_dir, version)}. "
-            f"Create one with `autoenv train init-policy --out {checkpoint_dir(out_dir, version)}` (tiny offline model), "
+            f"Create one with `autoenv train init-policy --out {checkpoint_dir(out_dir, version)}` (tiny offline "
+            f"model), "
             "copy a Hugging Face model folder there, or use the trainer spec `trl:base=DIR` (or `trl:base=tiny`)."
         )
 
@@ -133,13 +162,28 @@ class HFTrainer:
         path = batch.write_jsonl(batch_file(out_dir, batch))
         trainable = [s for s in batch.samples if s.advantage != 0.0]
         if not trainable:  # skip the subprocess: no gradient, nothing to load
-            return TrainResult(backend=self.name, n_samples=0, policy_version_in=batch.policy_version,
-                               policy_version_out=batch.policy_version, checkpoint=policy_dir, batch_path=path,
-                               extra={"skipped": "no sample with a non-zero advantage"})
+            return TrainResult(
+                backend=self.name,
+                n_samples=0,
+                policy_version_in=batch.policy_version,
+                policy_version_out=batch.policy_version,
+                checkpoint=policy_dir,
+                batch_path=path,
+                extra={"skipped": "no sample with a non-zero advantage"},
+            )
         trainenv.train_python()  # fail before building anything if the env is missing
         policy = self.resolve_policy(policy_dir, out_dir, batch.policy_version)
         result_path = out_dir / "results" / f"step-{batch.step:05d}.json"
-        args = ["--batch", str(path), "--policy", str(Path(policy).resolve()), "--out", str(out_dir), "--result", str(result_path)]
+        args = [
+            "--batch",
+            str(path),
+            "--policy",
+            str(Path(policy).resolve()),
+            "--out",
+            str(out_dir),
+            "--result",
+            str(result_path),
+        ]
         for key, value in self.options.items():
             args += [f"--{key}", str(value)]
         if self.gradient_checkpointing:
@@ -147,11 +191,22 @@ class HFTrainer:
         log_path = out_dir / "logs" / f"step-{batch.step:05d}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         result = trainenv.run_module("autoenv.train.hf_worker", args, timeout=self.timeout, log_path=log_path)
-        extra = {k: v for k, v in result.items() if k not in ("loss", "n_samples", "checkpoint", "policy_version_in", "policy_version_out", "backend")}
+        extra = {
+            k: v
+            for k, v in result.items()
+            if k not in ("loss", "n_samples", "checkpoint", "policy_version_in", "policy_version_out", "backend")
+        }
         extra["log"] = str(log_path)
-        return TrainResult(backend=self.name, n_samples=result["n_samples"], policy_version_in=result["policy_version_in"],
-                           policy_version_out=result["policy_version_out"], loss=result.get("loss"),
-                           checkpoint=Path(result["checkpoint"]) if result.get("checkpoint") else None, batch_path=path, extra=extra)
+        return TrainResult(
+            backend=self.name,
+            n_samples=result["n_samples"],
+            policy_version_in=result["policy_version_in"],
+            policy_version_out=result["policy_version_out"],
+            loss=result.get("loss"),
+            checkpoint=Path(result["checkpoint"]) if result.get("checkpoint") else None,
+            batch_path=path,
+            extra=extra,
+        )
 
 
 def _table_trainer(**options: Any) -> Any:
@@ -164,7 +219,8 @@ TRAINERS: dict[str, Any] = {"export": ExportTrainer, "trl": HFTrainer, "hf": HFT
 
 
 def make_trainer(spec: str = "export", **overrides: Any) -> Trainer:
-    """A trainer from ``name[:key=value,...]`` (e.g. ``trl:lr=1e-4,steps=4,base=tiny``); ``overrides`` win over the spec."""
+    """A trainer from ``name[:key=value,...]`` (e.g. ``trl:lr=1e-4,steps=4,base=tiny``); ``overrides`` win over the
+    spec."""
     name, options = split_spec(spec, known=TRAINERS.keys(), what="trainer spec")
     name = name.lower()
     if name not in TRAINERS:

@@ -82,7 +82,7 @@ class TokenTurn(BaseModel):
     logprobs: list[float] | None = None
 
     @model_validator(mode="after")
-    def _aligned(self) -> "TokenTurn":
+    def _aligned(self) -> TokenTurn:
         if self.logprobs is not None and len(self.logprobs) != len(self.completion_token_ids):
             raise ValueError(f"{len(self.logprobs)} logprobs for {len(self.completion_token_ids)} completion tokens")
         return self
@@ -104,7 +104,7 @@ class TrainingSample(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "TrainingSample":
+    def _consistent(self) -> TrainingSample:
         for message in self.messages:
             if not isinstance(message.get("role"), str):
                 raise ValueError(f"message without a role: {message!r}")
@@ -114,7 +114,11 @@ class TrainingSample(BaseModel):
                 raise ValueError("give either turns or the single-turn prompt/completion ids, not both")
             if self.prompt_token_ids is None or self.completion_token_ids is None:
                 raise ValueError("prompt_token_ids and completion_token_ids go together")
-            TokenTurn(prompt_token_ids=self.prompt_token_ids, completion_token_ids=self.completion_token_ids, logprobs=self.logprobs)
+            TokenTurn(
+                prompt_token_ids=self.prompt_token_ids,
+                completion_token_ids=self.completion_token_ids,
+                logprobs=self.logprobs,
+            )
         if not self.messages and self.token_turns() is None:
             raise ValueError("a sample needs messages or token ids")
         return self
@@ -124,7 +128,13 @@ class TrainingSample(BaseModel):
         if self.turns:
             return self.turns
         if self.completion_token_ids is not None and self.prompt_token_ids is not None:
-            return [TokenTurn(prompt_token_ids=self.prompt_token_ids, completion_token_ids=self.completion_token_ids, logprobs=self.logprobs)]
+            return [
+                TokenTurn(
+                    prompt_token_ids=self.prompt_token_ids,
+                    completion_token_ids=self.completion_token_ids,
+                    logprobs=self.logprobs,
+                )
+            ]
         return None
 
 
@@ -136,8 +146,15 @@ class TrainingBatch(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     def header(self) -> dict[str, Any]:
-        return {"format": FORMAT, "version": FORMAT_VERSION, "run": self.run, "step": self.step,
-                "policy_version": self.policy_version, "n_samples": len(self.samples), "meta": self.meta}
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "run": self.run,
+            "step": self.step,
+            "policy_version": self.policy_version,
+            "n_samples": len(self.samples),
+            "meta": self.meta,
+        }
 
     def write_jsonl(self, path: Path | str) -> Path:
         """Write atomically (temp file + rename) so a reader never sees half a batch."""
@@ -152,7 +169,7 @@ class TrainingBatch(BaseModel):
         return path
 
     @classmethod
-    def read_jsonl(cls, path: Path | str) -> "TrainingBatch":
+    def read_jsonl(cls, path: Path | str) -> TrainingBatch:
         with open(path, encoding="utf-8") as f:
             lines = [line for line in f if line.strip()]
         if not lines:
@@ -165,8 +182,13 @@ class TrainingBatch(BaseModel):
         samples = [TrainingSample.model_validate_json(line) for line in lines[1:]]
         if "n_samples" in header and header["n_samples"] != len(samples):
             raise ValueError(f"{path}: header says {header['n_samples']} samples, file has {len(samples)} (truncated?)")
-        return cls(run=header["run"], step=header["step"], policy_version=header["policy_version"], samples=samples,
-                   meta=header.get("meta") or {})
+        return cls(
+            run=header["run"],
+            step=header["step"],
+            policy_version=header["policy_version"],
+            samples=samples,
+            meta=header.get("meta") or {},
+        )
 
 
 def write_batch(batch: TrainingBatch, path: Path | str) -> Path:

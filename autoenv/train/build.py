@@ -12,8 +12,15 @@ from autoenv.train.grpo import group_advantages
 from autoenv.train.trajectories import sample_from_trajectory
 
 
-def build_batch(store: Store, *, run: str, step: int, policy_version: int, groups: list[GroupResult],
-                proposer_attempts: list[dict[str, Any]]) -> TrainingBatch:
+def build_batch(
+    store: Store,
+    *,
+    run: str,
+    step: int,
+    policy_version: int,
+    groups: list[GroupResult],
+    proposer_attempts: list[dict[str, Any]],
+) -> TrainingBatch:
     """Useful solver groups plus the step's proposer episodes (rewarded by r_P), with exact tokens where recorded.
 
     Solver samples come from the rollouts' ATIF trajectories; a group without reward variance gives no
@@ -29,9 +36,18 @@ def build_batch(store: Store, *, run: str, step: int, policy_version: int, group
         for row in store.rollouts(group_id=group.group_id):
             if not row["trajectory_path"] or not Path(row["trajectory_path"]).exists():
                 continue
-            samples.append(sample_from_trajectory(row["trajectory_path"], role="solver", task_hash=row["task_hash"], group_id=group.group_id,
-                                                  rollout_id=row["id"], policy_version=row["policy_version"],
-                                                  reward=row["reward"] or 0.0, advantage=row["advantage"] or 0.0))
+            samples.append(
+                sample_from_trajectory(
+                    row["trajectory_path"],
+                    role="solver",
+                    task_hash=row["task_hash"],
+                    group_id=group.group_id,
+                    rollout_id=row["id"],
+                    policy_version=row["policy_version"],
+                    reward=row["reward"] or 0.0,
+                    advantage=row["advantage"] or 0.0,
+                )
+            )
     missing = 0
     if proposer_attempts:
         from autoenv.proposer.episode import ProposerEpisode
@@ -44,11 +60,30 @@ def build_batch(store: Store, *, run: str, step: int, policy_version: int, group
                 missing += 1
                 continue
             episode = ProposerEpisode.load(row["episode_path"])
-            samples.append(TrainingSample(role="proposer", task_hash=row["task_hash"] or "", group_id=-1, rollout_id=-1,
-                                          policy_version=row["policy_version"] if row["policy_version"] is not None else policy_version,
-                                          messages=episode.messages, turns=episode.turns, reward=row["reward"], advantage=advantage,
-                                          meta={"episode_path": row["episode_path"], "seed_case": row["seed_case"],
-                                                "method": row["method"], "source": episode.source,
-                                                **({"decisions": episode.decisions} if episode.decisions else {})}))
-    return TrainingBatch(run=run, step=step, policy_version=policy_version, samples=samples,
-                         meta={"proposer_episodes_missing": missing} if missing else {})
+            samples.append(
+                TrainingSample(
+                    role="proposer",
+                    task_hash=row["task_hash"] or "",
+                    group_id=-1,
+                    rollout_id=-1,
+                    policy_version=row["policy_version"] if row["policy_version"] is not None else policy_version,
+                    messages=episode.messages,
+                    turns=episode.turns,
+                    reward=row["reward"],
+                    advantage=advantage,
+                    meta={
+                        "episode_path": row["episode_path"],
+                        "seed_case": row["seed_case"],
+                        "method": row["method"],
+                        "source": episode.source,
+                        **({"decisions": episode.decisions} if episode.decisions else {}),
+                    },
+                )
+            )
+    return TrainingBatch(
+        run=run,
+        step=step,
+        policy_version=policy_version,
+        samples=samples,
+        meta={"proposer_episodes_missing": missing} if missing else {},
+    )

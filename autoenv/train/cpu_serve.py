@@ -66,7 +66,9 @@ class CheckpointModel:
             ids = ids["input_ids"]
         return [int(i) for i in ids]
 
-    def generate(self, prompt: list[int], *, max_tokens: int, temperature: float, top_p: float, seed: int | None) -> tuple[list[int], list[float], str]:
+    def generate(
+        self, prompt: list[int], *, max_tokens: int, temperature: float, top_p: float, seed: int | None
+    ) -> tuple[list[int], list[float], str]:
         """Sample up to ``max_tokens``; returns (completion ids, their raw log-probs, finish reason)."""
         torch = self.torch
         eos = self.tokenizer.eos_token_id
@@ -106,8 +108,9 @@ class CheckpointModel:
         max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 256)
         temperature = float(body["temperature"]) if body.get("temperature") is not None else 1.0
         top_p = float(body["top_p"]) if body.get("top_p") is not None else 1.0
-        completion_ids, logprobs, finish = self.generate(prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
-                                                         seed=body.get("seed"))
+        completion_ids, logprobs, finish = self.generate(
+            prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=body.get("seed")
+        )
         text = self.tokenizer.decode(completion_ids, skip_special_tokens=True)
         calls = []
         for i, match in enumerate(TOOL_CALL.finditer(text)):
@@ -116,18 +119,41 @@ class CheckpointModel:
                 name, arguments = data["name"], data.get("arguments", {})
             except (ValueError, KeyError, TypeError):
                 continue
-            calls.append({"id": f"call_{uuid.uuid4().hex[:8]}_{i}", "type": "function",
-                          "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+            calls.append(
+                {
+                    "id": f"call_{uuid.uuid4().hex[:8]}_{i}",
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                    },
+                }
+            )
         content = TOOL_CALL.sub("", text).strip() if calls else text
-        choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": content, "tool_calls": calls},
-                                  "finish_reason": "tool_calls" if calls and finish == "stop" else finish}
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": content, "tool_calls": calls},
+            "finish_reason": "tool_calls" if calls and finish == "stop" else finish,
+        }
         if body.get("logprobs"):
-            choice["logprobs"] = {"content": [{"token": self.tokenizer.convert_ids_to_tokens(t), "logprob": lp, "bytes": None, "top_logprobs": []}
-                                              for t, lp in zip(completion_ids, logprobs)]}
+            choice["logprobs"] = {
+                "content": [
+                    {"token": self.tokenizer.convert_ids_to_tokens(t), "logprob": lp, "bytes": None, "top_logprobs": []}
+                    for t, lp in zip(completion_ids, logprobs)
+                ]
+            }
         response: dict[str, Any] = {
-            "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": served_name,
-            "choices": [choice], "policy_version": str(self.version),
-            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(completion_ids), "total_tokens": len(prompt) + len(completion_ids)},
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": served_name,
+            "choices": [choice],
+            "policy_version": str(self.version),
+            "usage": {
+                "prompt_tokens": len(prompt),
+                "completion_tokens": len(completion_ids),
+                "total_tokens": len(prompt) + len(completion_ids),
+            },
         }
         if body.get("return_token_ids"):  # vLLM's extension; the openai client sends extra_body at the top level
             response["prompt_token_ids"] = prompt
@@ -151,8 +177,21 @@ def make_server(model: CheckpointModel, *, host: str, port: int, served_name: st
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
-                self._send(200, {"object": "list", "data": [{"id": served_name, "object": "model", "owned_by": "autoenv",
-                                                             "root": str(model.checkpoint), "policy_version": str(model.version)}]})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": served_name,
+                                "object": "model",
+                                "owned_by": "autoenv",
+                                "root": str(model.checkpoint),
+                                "policy_version": str(model.version),
+                            }
+                        ],
+                    },
+                )
             elif self.path.rstrip("/") == "/health":
                 self._send(200, {"status": "ok"})
             else:
@@ -168,15 +207,32 @@ def make_server(model: CheckpointModel, *, host: str, port: int, served_name: st
                 self._send(400, {"error": {"message": f"invalid JSON: {exc}", "type": "invalid_request_error"}})
                 return
             if body.get("model") not in (None, served_name):
-                self._send(404, {"error": {"message": f"the model {body.get('model')!r} does not exist; this server serves {served_name!r}",
-                                           "type": "not_found_error"}})
+                self._send(
+                    404,
+                    {
+                        "error": {
+                            "message": f"the model {body.get('model')!r} does not exist; "
+                            f"this server serves {served_name!r}",
+                            "type": "not_found_error",
+                        }
+                    },
+                )
                 return
             if body.get("stream"):
-                self._send(400, {"error": {"message": "streaming is not supported by this server", "type": "invalid_request_error"}})
+                self._send(
+                    400,
+                    {
+                        "error": {
+                            "message": "streaming is not supported by this server",
+                            "type": "invalid_request_error",
+                        }
+                    },
+                )
                 return
             try:
                 self._send(200, model.completion(body, served_name))
-            except Exception as exc:  # the server's boundary: a failed request is a 500 for the client, not a dead server
+            # the server's boundary: a failed request is a 500 for the client, not a dead server
+            except Exception as exc:  # noqa: BLE001
                 self._send(500, {"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error"}})
 
     return ThreadingHTTPServer((host, port), Handler)
@@ -191,7 +247,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     model = CheckpointModel(args.checkpoint)
     server = make_server(model, host=args.host, port=args.port, served_name=args.served_model_name)
-    print(json.dumps({"serving": str(args.checkpoint), "version": model.version, "port": server.server_address[1]}), flush=True)
+    print(
+        json.dumps({"serving": str(args.checkpoint), "version": model.version, "port": server.server_address[1]}),
+        flush=True,
+    )
     server.serve_forever()
 
 

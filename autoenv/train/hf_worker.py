@@ -118,7 +118,9 @@ def training_template(tokenizer: Any) -> tuple[str, str]:
 
 def _render(tokenizer: Any, template: str, messages: list[dict[str, Any]], generation_prompt: bool = False) -> str:
     clean = [{k: v for k, v in m.items() if k != "train"} for m in messages]
-    return tokenizer.apply_chat_template(clean, chat_template=template, tokenize=False, add_generation_prompt=generation_prompt)
+    return tokenizer.apply_chat_template(
+        clean, chat_template=template, tokenize=False, add_generation_prompt=generation_prompt
+    )
 
 
 def encode_messages(tokenizer: Any, template: str, messages: list[dict[str, Any]]) -> tuple[list[int], list[int]]:
@@ -135,7 +137,10 @@ def encode_messages(tokenizer: Any, template: str, messages: list[dict[str, Any]
             raise TemplateError(f"chat template is not prefix-preserving at message {i}")
         try:
             before = _render(tokenizer, template, messages[:i], generation_prompt=True) if i else ""
-        except (ValueError, jinja2.TemplateError):  # some templates refuse a conversation that does not start with a user turn
+        except (
+            ValueError,
+            jinja2.TemplateError,
+        ):  # some templates refuse a conversation that does not start with a user turn
             before = ""
         start = 0
         for a, b in zip(before, upto):
@@ -162,7 +167,7 @@ def encode_turns(turns: list[TokenTurn]) -> list[tuple[list[int], list[int], lis
     for turn in turns:
         prompt = list(turn.prompt_token_ids)
         if ids and len(prompt) >= len(ids) and prompt[: len(ids)] == ids:
-            extra = prompt[len(ids):]
+            extra = prompt[len(ids) :]
         else:
             if ids:
                 sequences.append((ids, mask, old))
@@ -178,8 +183,15 @@ def encode_turns(turns: list[TokenTurn]) -> list[tuple[list[int], list[int], lis
     return sequences
 
 
-def build_sequences(batch: TrainingBatch, tokenizer: Any, template: str, *, vocab_size: int, max_length: int,
-                    proposer_weight: float = 1.0) -> tuple[list[Sequence], list[int], Counter]:
+def build_sequences(
+    batch: TrainingBatch,
+    tokenizer: Any,
+    template: str,
+    *,
+    vocab_size: int,
+    max_length: int,
+    proposer_weight: float = 1.0,
+) -> tuple[list[Sequence], list[int], Counter]:
     """Every sample as sequences to train on; returns them, the indices of samples used, and why others were skipped."""
     sequences: list[Sequence] = []
     used: list[int] = []
@@ -206,7 +218,9 @@ def build_sequences(batch: TrainingBatch, tokenizer: Any, template: str, *, voca
     return sequences, used, skipped
 
 
-def _sample_parts(sample: TrainingSample, tokenizer: Any, template: str, vocab_size: int, skipped: Counter) -> list[tuple[list[int], list[int], list[float], str]]:
+def _sample_parts(
+    sample: TrainingSample, tokenizer: Any, template: str, vocab_size: int, skipped: Counter
+) -> list[tuple[list[int], list[int], list[float], str]]:
     turns = sample.token_turns()
     if turns:
         encoded = encode_turns(turns)
@@ -291,11 +305,18 @@ class _null:
 
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[i:i + size] for i in range(0, len(items), max(1, size))]
+    return [items[i : i + size] for i in range(0, len(items), max(1, size))]
 
 
-def train_on_batch(batch: TrainingBatch, policy_dir: Path, out_dir: Path, config: StepConfig,
-                   *, version_out: int | None = None, batch_path: str | None = None) -> dict[str, Any]:
+def train_on_batch(
+    batch: TrainingBatch,
+    policy_dir: Path,
+    out_dir: Path,
+    config: StepConfig,
+    *,
+    version_out: int | None = None,
+    batch_path: str | None = None,
+) -> dict[str, Any]:
     """Load, train ``config.steps`` optimizer steps, save ``v{N}``; returns the JSON-able result."""
     import torch
     import transformers
@@ -304,27 +325,55 @@ def train_on_batch(batch: TrainingBatch, policy_dir: Path, out_dir: Path, config
     transformers.utils.logging.disable_progress_bar()
     started = time.monotonic()
     torch.manual_seed(config.seed)
-    device = torch.device("cuda" if config.device == "auto" and torch.cuda.is_available() else ("cpu" if config.device == "auto" else config.device))
+    device = torch.device(
+        "cuda"
+        if config.device == "auto" and torch.cuda.is_available()
+        else ("cpu" if config.device == "auto" else config.device)
+    )
     version_in = batch.policy_version
     version_out = version_out if version_out is not None else version_in + 1
-    result: dict[str, Any] = {"backend": BACKEND, "policy_version_in": version_in, "policy_dir": str(policy_dir),
-                              "n_samples": 0, "n_batch_samples": len(batch.samples), "device": str(device)}
+    result: dict[str, Any] = {
+        "backend": BACKEND,
+        "policy_version_in": version_in,
+        "policy_dir": str(policy_dir),
+        "n_samples": 0,
+        "n_batch_samples": len(batch.samples),
+        "device": str(device),
+    }
 
     tokenizer = AutoTokenizer.from_pretrained(policy_dir)
     template, template_source = training_template(tokenizer)
     model = AutoModelForCausalLM.from_pretrained(policy_dir, dtype=torch.float32).to(device)
     vocab_size = model.get_input_embeddings().weight.shape[0]
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
-    sequences, used, skipped = build_sequences(batch, tokenizer, template, vocab_size=vocab_size, max_length=config.max_length,
-                                               proposer_weight=config.proposer_weight)
+    sequences, used, skipped = build_sequences(
+        batch,
+        tokenizer,
+        template,
+        vocab_size=vocab_size,
+        max_length=config.max_length,
+        proposer_weight=config.proposer_weight,
+    )
     roles = Counter(batch.samples[i].role for i in used)
-    result.update(n_samples=len(used), n_sequences=len(sequences), n_tokens=sum(sum(s.mask) for s in sequences),
-                  skipped=dict(skipped), roles=dict(roles), chat_template=template_source,
-                  token_source=dict(Counter(s.source for s in sequences)), truncated=sum(s.truncated for s in sequences))
+    result.update(
+        n_samples=len(used),
+        n_sequences=len(sequences),
+        n_tokens=sum(sum(s.mask) for s in sequences),
+        skipped=dict(skipped),
+        roles=dict(roles),
+        chat_template=template_source,
+        token_source=dict(Counter(s.source for s in sequences)),
+        truncated=sum(s.truncated for s in sequences),
+    )
     if not sequences:
         log("nothing to train on: policy unchanged")
-        result.update(loss=None, loss_after=None, checkpoint=str(policy_dir), policy_version_out=version_in,
-                      train_sec=round(time.monotonic() - started, 3))
+        result.update(
+            loss=None,
+            loss_after=None,
+            checkpoint=str(policy_dir),
+            policy_version_out=version_in,
+            train_sec=round(time.monotonic() - started, 3),
+        )
         return result
 
     n_used = len(used)
@@ -354,15 +403,22 @@ def train_on_batch(batch: TrainingBatch, policy_dir: Path, out_dir: Path, config
         known = ~torch.isnan(recorded)
         n_recorded += int((known & (masks[k] > 0)).sum())
         olds.append(torch.where(known, recorded, lp))
-    log(f"{n_used} samples, {len(sequences)} sequences, {n_tokens} trained tokens ({n_recorded} with recorded logprobs); "
-        f"pg loss {loss_before:.4f}, mean logp {logp_before:.4f}, device {device}")
+    log(
+        f"{n_used} samples, {len(sequences)} sequences, {n_tokens} trained tokens ({n_recorded} with recorded "
+        f"logprobs); "
+        f"pg loss {loss_before:.4f}, mean logp {logp_before:.4f}, device {device}"
+    )
 
-    for module in model.modules():  # dropout would make the first step's ratio != 1 and the update noisier than its loss says
+    for (
+        module
+    ) in model.modules():  # dropout would make the first step's ratio != 1 and the update noisier than its loss says
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
     if config.gradient_checkpointing:
         model.gradient_checkpointing_enable()
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr, weight_decay=config.weight_decay)
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=config.lr, weight_decay=config.weight_decay
+    )
     surrogate_losses, grad_norms, clip_fracs = [], [], []
     for step in range(config.steps):
         model.train()
@@ -381,29 +437,61 @@ def train_on_batch(batch: TrainingBatch, policy_dir: Path, out_dir: Path, config
                     counted += float(masks[k].sum())
             loss.backward()
             step_loss += float(loss.detach())
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip) if config.grad_clip > 0 else None
+        grad_norm = (
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip) if config.grad_clip > 0 else None
+        )
         optimizer.step()
         surrogate_losses.append(step_loss)
         grad_norms.append(float(grad_norm) if grad_norm is not None else None)
         clip_fracs.append(clipped / max(1.0, counted))
-        log(f"step {step + 1}/{config.steps}: surrogate loss {step_loss:.4f}, grad norm {grad_norms[-1]}, clip frac {clip_fracs[-1]:.3f}")
+        log(
+            f"step {step + 1}/{config.steps}: surrogate loss {step_loss:.4f}, grad norm {grad_norms[-1]}, clip frac "
+            f"{clip_fracs[-1]:.3f}"
+        )
 
     loss_after, logp_after, final = evaluate()
     approx_kl = sum(float(((i - f) * m).sum()) for i, f, m in zip(initial, final, masks)) / n_tokens
-    log(f"pg loss {loss_before:.4f} -> {loss_after:.4f}, mean logp {logp_before:.4f} -> {logp_after:.4f}, approx KL {approx_kl:.5f}")
+    log(
+        f"pg loss {loss_before:.4f} -> {loss_after:.4f}, mean logp {logp_before:.4f} -> {logp_after:.4f}, approx KL "
+        f"{approx_kl:.5f}"
+    )
 
     if config.gradient_checkpointing:
         model.gradient_checkpointing_disable()
     if not tokenizer.chat_template:
         tokenizer.chat_template = template  # serve the new checkpoint with the template it was trained with
-    checkpoint = save_checkpoint(model, tokenizer, out_dir, version_out, meta={
-        "parent": str(policy_dir), "parent_version": version_in, "run": batch.run, "step": batch.step, "backend": BACKEND,
-        "batch": batch_path, "n_samples": n_used, "loss": loss_before, "loss_after": loss_after,
-    })
-    result.update(loss=loss_before, loss_after=loss_after, surrogate_losses=surrogate_losses, grad_norms=grad_norms,
-                  clip_fracs=clip_fracs, mean_logprob_before=logp_before, mean_logprob_after=logp_after, approx_kl=approx_kl,
-                  n_recorded_logprobs=n_recorded, checkpoint=str(checkpoint), policy_version_out=version_out,
-                  config=dict(config.__dict__), train_sec=round(time.monotonic() - started, 3))
+    checkpoint = save_checkpoint(
+        model,
+        tokenizer,
+        out_dir,
+        version_out,
+        meta={
+            "parent": str(policy_dir),
+            "parent_version": version_in,
+            "run": batch.run,
+            "step": batch.step,
+            "backend": BACKEND,
+            "batch": batch_path,
+            "n_samples": n_used,
+            "loss": loss_before,
+            "loss_after": loss_after,
+        },
+    )
+    result.update(
+        loss=loss_before,
+        loss_after=loss_after,
+        surrogate_losses=surrogate_losses,
+        grad_norms=grad_norms,
+        clip_fracs=clip_fracs,
+        mean_logprob_before=logp_before,
+        mean_logprob_after=logp_after,
+        approx_kl=approx_kl,
+        n_recorded_logprobs=n_recorded,
+        checkpoint=str(checkpoint),
+        policy_version_out=version_out,
+        config=dict(config.__dict__),
+        train_sec=round(time.monotonic() - started, 3),
+    )
     return result
 
 
@@ -431,35 +519,63 @@ def save_checkpoint(model: Any, tokenizer: Any, out_dir: Path, version: int, *, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autoenv.train.hf_worker", description="One GRPO training step on a recorded batch.")
+    parser = argparse.ArgumentParser(
+        prog="python -m autoenv.train.hf_worker", description="One GRPO training step on a recorded batch."
+    )
     parser.add_argument("--batch", required=True, type=Path, help="training batch JSONL (autoenv.train.batch format)")
     parser.add_argument("--policy", required=True, type=Path, help="policy checkpoint (save_pretrained folder)")
     parser.add_argument("--out", required=True, type=Path, help="folder that receives v{N} checkpoints")
     parser.add_argument("--result", type=Path, help="also write the JSON result here")
-    parser.add_argument("--version-out", type=int, help="version of the new checkpoint (default: batch policy_version + 1)")
+    parser.add_argument(
+        "--version-out", type=int, help="version of the new checkpoint (default: batch policy_version + 1)"
+    )
     defaults = StepConfig()
     parser.add_argument("--lr", type=float, default=defaults.lr)
     parser.add_argument("--steps", type=int, default=defaults.steps, help="optimizer steps on the batch")
-    parser.add_argument("--micro-batch-size", type=int, default=defaults.micro_batch_size, help="sequences per forward pass")
-    parser.add_argument("--max-length", type=int, default=defaults.max_length, help="longer sequences keep their last tokens")
+    parser.add_argument(
+        "--micro-batch-size", type=int, default=defaults.micro_batch_size, help="sequences per forward pass"
+    )
+    parser.add_argument(
+        "--max-length", type=int, default=defaults.max_length, help="longer sequences keep their last tokens"
+    )
     parser.add_argument("--clip-eps", type=float, default=defaults.clip_eps)
     parser.add_argument("--loss-agg", choices=["sum", "token-mean"], default=defaults.loss_agg)
     parser.add_argument("--grad-clip", type=float, default=defaults.grad_clip)
     parser.add_argument("--weight-decay", type=float, default=defaults.weight_decay)
-    parser.add_argument("--proposer-weight", type=float, default=defaults.proposer_weight, help="advantage multiplier for proposer samples")
+    parser.add_argument(
+        "--proposer-weight",
+        type=float,
+        default=defaults.proposer_weight,
+        help="advantage multiplier for proposer samples",
+    )
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--device", default=defaults.device, help="auto (cuda if present), cpu, cuda, cuda:1, ...")
     parser.add_argument("--gradient-checkpointing", action="store_true")
     args = parser.parse_args(argv)
 
     batch = TrainingBatch.read_jsonl(args.batch)
-    config = StepConfig(lr=args.lr, steps=args.steps, micro_batch_size=args.micro_batch_size, max_length=args.max_length,
-                        clip_eps=args.clip_eps, loss_agg=args.loss_agg, grad_clip=args.grad_clip, weight_decay=args.weight_decay,
-                        proposer_weight=args.proposer_weight, seed=args.seed, device=args.device,
-                        gradient_checkpointing=args.gradient_checkpointing)
+    config = StepConfig(
+        lr=args.lr,
+        steps=args.steps,
+        micro_batch_size=args.micro_batch_size,
+        max_length=args.max_length,
+        clip_eps=args.clip_eps,
+        loss_agg=args.loss_agg,
+        grad_clip=args.grad_clip,
+        weight_decay=args.weight_decay,
+        proposer_weight=args.proposer_weight,
+        seed=args.seed,
+        device=args.device,
+        gradient_checkpointing=args.gradient_checkpointing,
+    )
     if policy_version(args.policy, default=batch.policy_version) != batch.policy_version:
-        log(f"note: {args.policy} declares version {policy_version(args.policy)}, the batch was collected with v{batch.policy_version}")
-    result = train_on_batch(batch, args.policy, args.out, config, version_out=args.version_out, batch_path=str(args.batch))
+        log(
+            f"note: {args.policy} declares version {policy_version(args.policy)}, the batch was collected with "
+            f"v{batch.policy_version}"
+        )
+    result = train_on_batch(
+        batch, args.policy, args.out, config, version_out=args.version_out, batch_path=str(args.batch)
+    )
     text = json.dumps(result, default=str)
     if args.result:
         args.result.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ def read_policy_meta(policy_dir: Path | str) -> dict[str, Any] | None:
 
 
 def write_policy_meta(policy_dir: Path | str, *, version: int, **fields: Any) -> dict[str, Any]:
-    meta = {"version": version, "created_at": datetime.now(timezone.utc).isoformat(), **fields}
+    meta = {"version": version, "created_at": datetime.now(UTC).isoformat(), **fields}
     path = Path(policy_dir) / POLICY_META
     tmp = path.with_name(POLICY_META + ".tmp")
     tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")

@@ -34,26 +34,60 @@ __all__ = ["vllm_command", "cpu_command", "PolicyServer", "SERVE_KINDS"]
 SERVE_KINDS = ("vllm", "cpu")
 
 
-def vllm_command(checkpoint: Path | str, *, port: int = 8000, served_model_name: str = "policy", vllm: str = "vllm",
-                 extra_args: list[str] | None = None) -> list[str]:
+def vllm_command(
+    checkpoint: Path | str,
+    *,
+    port: int = 8000,
+    served_model_name: str = "policy",
+    vllm: str = "vllm",
+    extra_args: list[str] | None = None,
+) -> list[str]:
     """``vllm serve`` for one checkpoint; the model name stays fixed across versions so agents need no reconfiguring."""
-    return [vllm, "serve", str(checkpoint), "--host", "127.0.0.1", "--port", str(port), "--served-model-name", served_model_name,
-            *(extra_args or [])]
+    return [
+        vllm,
+        "serve",
+        str(checkpoint),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--served-model-name",
+        served_model_name,
+        *(extra_args or []),
+    ]
 
 
 def cpu_command(checkpoint: Path | str, *, port: int = 8011, served_model_name: str = "policy") -> list[str]:
     """The CPU server (:mod:`autoenv.train.cpu_serve`) in the training env."""
     from autoenv.train.trainenv import train_python
 
-    return [str(train_python()), "-m", "autoenv.train.cpu_serve", "--checkpoint", str(checkpoint), "--port", str(port),
-            "--served-model-name", served_model_name]
+    return [
+        str(train_python()),
+        "-m",
+        "autoenv.train.cpu_serve",
+        "--checkpoint",
+        str(checkpoint),
+        "--port",
+        str(port),
+        "--served-model-name",
+        served_model_name,
+    ]
 
 
 class PolicyServer:
     """One server process for the current policy version; ``swap`` moves it to a new checkpoint."""
 
-    def __init__(self, *, kind: str = "vllm", port: int = 8000, served_model_name: str = "policy", vllm: str = "vllm",
-                 extra_args: list[str] | None = None, log_dir: Path | None = None, ready_timeout: float = 900):
+    def __init__(
+        self,
+        *,
+        kind: str = "vllm",
+        port: int = 8000,
+        served_model_name: str = "policy",
+        vllm: str = "vllm",
+        extra_args: list[str] | None = None,
+        log_dir: Path | None = None,
+        ready_timeout: float = 900,
+    ):
         if kind not in SERVE_KINDS:
             raise ValueError(f"unknown serving kind {kind!r}; choose one of: {', '.join(SERVE_KINDS)}")
         self.kind = kind
@@ -69,7 +103,7 @@ class PolicyServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self, checkpoint: Path | str) -> "PolicyServer":
+    def start(self, checkpoint: Path | str) -> PolicyServer:
         self.stop()
         self.checkpoint = Path(checkpoint)
         self.version = policy_version(self.checkpoint)
@@ -83,11 +117,18 @@ class PolicyServer:
             command = cpu_command(self.checkpoint, port=self.port, served_model_name=self.served_model_name)
             env = train_env()
         else:
-            command = vllm_command(self.checkpoint, port=self.port, served_model_name=self.served_model_name, vllm=self.vllm,
-                                   extra_args=self.extra_args)
+            command = vllm_command(
+                self.checkpoint,
+                port=self.port,
+                served_model_name=self.served_model_name,
+                vllm=self.vllm,
+                extra_args=self.extra_args,
+            )
             env = None
         try:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
+            )
         finally:
             if log is not subprocess.DEVNULL:
                 log.close()  # the child holds its own copy
@@ -99,7 +140,10 @@ class PolicyServer:
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
                 where = f"; see {Path(self.log_dir) / f'{self.kind}-v{self.version}.log'}" if self.log_dir else ""
-                raise RuntimeError(f"the {self.kind} policy server exited with code {self.process.returncode} while loading {self.checkpoint}{where}")
+                raise RuntimeError(
+                    f"the {self.kind} policy server exited with code {self.process.returncode} while loading "
+                    f"{self.checkpoint}{where}"
+                )
             try:
                 with urllib.request.urlopen(f"{self.base_url}/models", timeout=5) as response:
                     if any(m.get("id") == self.served_model_name for m in json.load(response).get("data", [])):
@@ -107,9 +151,11 @@ class PolicyServer:
             except (urllib.error.URLError, OSError, ValueError):
                 pass
             time.sleep(0.5 if self.kind == "cpu" else 2)
-        raise TimeoutError(f"the {self.kind} policy server did not serve {self.checkpoint} within {self.ready_timeout:.0f}s")
+        raise TimeoutError(
+            f"the {self.kind} policy server did not serve {self.checkpoint} within {self.ready_timeout:.0f}s"
+        )
 
-    def swap(self, checkpoint: Path | str) -> "PolicyServer":
+    def swap(self, checkpoint: Path | str) -> PolicyServer:
         """Serve another version; a no-op when it is already the one served."""
         if self.process is not None and self.process.poll() is None and self.checkpoint == Path(checkpoint):
             return self
@@ -127,7 +173,7 @@ class PolicyServer:
                 self.process.wait()
         self.process = None
 
-    def __enter__(self) -> "PolicyServer":
+    def __enter__(self) -> PolicyServer:
         return self
 
     def __exit__(self, *exc: object) -> None:

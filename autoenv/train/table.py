@@ -28,7 +28,8 @@ from autoenv.train.policy import checkpoint_dir, write_policy_meta
 
 
 def recorded_decisions(sample: Any) -> list[dict[str, Any]]:
-    """The learned policy's draws behind a sample: the proposer episode's (meta) or the solver trajectory's first step's."""
+    """The learned policy's draws behind a sample: the proposer episode's (meta) or the solver trajectory's first
+    step's."""
     meta = sample.meta or {}
     if meta.get("decisions"):
         return list(meta["decisions"])
@@ -59,7 +60,11 @@ class TableTrainer:
         from autoenv.agents.policies.learned import PolicyTable
 
         path = batch.write_jsonl(batch_file(out_dir, batch))
-        table = PolicyTable.load(policy_dir) if policy_dir is not None and (Path(policy_dir) / "table.json").is_file() else PolicyTable()
+        table = (
+            PolicyTable.load(policy_dir)
+            if policy_dir is not None and (Path(policy_dir) / "table.json").is_file()
+            else PolicyTable()
+        )
         grads: dict[tuple[str, str], dict[str, float]] = {}
         counts: dict[tuple[str, str], int] = {}
         loss, used, skipped = 0.0, 0, 0
@@ -75,15 +80,24 @@ class TableTrainer:
                 key = (role, decision["key"])
                 grad = grads.setdefault(key, {o: 0.0 for o in probs})
                 for option, p in probs.items():
-                    grad[option] = grad.get(option, 0.0) + weight * ((1.0 if option == decision["strategy"] else 0.0) - p)
+                    grad[option] = grad.get(option, 0.0) + weight * (
+                        (1.0 if option == decision["strategy"] else 0.0) - p
+                    )
                 counts[key] = counts.get(key, 0) + 1
                 loss -= sample.advantage * _log(probs.get(decision["strategy"], 0.0))
             used += 1
         version_out = batch.policy_version + (1 if used else 0)
         if not used:
-            return TrainResult(backend=self.name, n_samples=len(batch.samples), policy_version_in=batch.policy_version,
-                               policy_version_out=batch.policy_version, loss=None, checkpoint=Path(policy_dir) if policy_dir else None,
-                               batch_path=path, extra={"skipped": skipped})
+            return TrainResult(
+                backend=self.name,
+                n_samples=len(batch.samples),
+                policy_version_in=batch.policy_version,
+                policy_version_out=batch.policy_version,
+                loss=None,
+                checkpoint=Path(policy_dir) if policy_dir else None,
+                batch_path=path,
+                extra={"skipped": skipped},
+            )
         for (role, key), grad in grads.items():
             logits = getattr(table, role).setdefault(key, {})
             for option, g in grad.items():
@@ -91,11 +105,28 @@ class TableTrainer:
         table.version = version_out
         out = checkpoint_dir(out_dir, version_out)
         table.save(out)
-        write_policy_meta(out, version=version_out, parent=str(policy_dir) if policy_dir else None, parent_version=batch.policy_version,
-                          run=batch.run, step=batch.step, backend=self.name, batch=str(path), n_samples=used, loss=loss / used)
-        return TrainResult(backend=self.name, n_samples=len(batch.samples), policy_version_in=batch.policy_version,
-                           policy_version_out=version_out, loss=loss / used, checkpoint=out, batch_path=path,
-                           extra={"skipped": skipped, "keys": sorted(f"{r}:{k}" for r, k in grads)})
+        write_policy_meta(
+            out,
+            version=version_out,
+            parent=str(policy_dir) if policy_dir else None,
+            parent_version=batch.policy_version,
+            run=batch.run,
+            step=batch.step,
+            backend=self.name,
+            batch=str(path),
+            n_samples=used,
+            loss=loss / used,
+        )
+        return TrainResult(
+            backend=self.name,
+            n_samples=len(batch.samples),
+            policy_version_in=batch.policy_version,
+            policy_version_out=version_out,
+            loss=loss / used,
+            checkpoint=out,
+            batch_path=path,
+            extra={"skipped": skipped, "keys": sorted(f"{r}:{k}" for r, k in grads)},
+        )
 
 
 def _log(p: float) -> float:

@@ -38,7 +38,8 @@ CHAT_TEMPLATE = (
     "{%- generation -%}"
     "{{- message['content'] or '' -}}"
     "{%- for call in message.get('tool_calls') or [] -%}"
-    "{{- '\n<tool_call>' + ({'name': call['function']['name'], 'arguments': call['function']['arguments']} | tojson) + '</tool_call>' -}}"
+    "{{- '\n<tool_call>' + ({'name': call['function']['name'], 'arguments': call['function']['arguments']} | tojson) + "
+    "'</tool_call>' -}}"
     "{%- endfor -%}"
     "{{- '<|end|>' -}}"
     "{%- endgeneration -%}"
@@ -59,13 +60,26 @@ DEFAULT_CORPUS = [
     "cat > /app/solution.py <<'EOF'\nimport sys\nprint(sum(int(x) for x in sys.stdin))\nEOF",
     "The command exited with code 0. Output:",
     "Traceback (most recent call last): FileNotFoundError: No such file or directory",
-    "yes", "no", "finish", "run", "read_file", "write_file",
+    "yes",
+    "no",
+    "finish",
+    "run",
+    "read_file",
+    "write_file",
     '{"tool": "run", "arguments": {"command": "ls"}}',
 ]
 
 
-def build_tiny_policy(out_dir: Path | str, corpus: list[str] | None = None, *, seed: int = 0, vocab_size: int = 512,
-                      hidden_size: int = 64, num_layers: int = 2, max_positions: int = 4096) -> Path:
+def build_tiny_policy(
+    out_dir: Path | str,
+    corpus: list[str] | None = None,
+    *,
+    seed: int = 0,
+    vocab_size: int = 512,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    max_positions: int = 4096,
+) -> Path:
     """Train the tokenizer, build the model from a config, ``save_pretrained`` both, mark it version 0."""
     import torch
     import transformers
@@ -81,30 +95,56 @@ def build_tiny_policy(out_dir: Path | str, corpus: list[str] | None = None, *, s
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=1, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=1,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     backend.train_from_iterator(texts, trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|bos|>", eos_token="<|end|>", pad_token="<|pad|>",
-                                        additional_special_tokens=SPECIAL_TOKENS[3:])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<|bos|>",
+        eos_token="<|end|>",
+        pad_token="<|pad|>",
+        additional_special_tokens=SPECIAL_TOKENS[3:],
+    )
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.model_max_length = max_positions
 
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=num_layers,
-        num_attention_heads=max(1, hidden_size // 32), num_key_value_heads=max(1, hidden_size // 32),
-        max_position_embeddings=max_positions, tie_word_embeddings=True,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=max(1, hidden_size // 32),
+        num_key_value_heads=max(1, hidden_size // 32),
+        max_position_embeddings=max_positions,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
     )
     model = LlamaForCausalLM(config)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    write_policy_meta(out, version=0, parent=None, backend="tiny", seed=seed,
-                      n_params=sum(p.numel() for p in model.parameters()), vocab_size=len(tokenizer))
+    write_policy_meta(
+        out,
+        version=0,
+        parent=None,
+        backend="tiny",
+        seed=seed,
+        n_params=sum(p.numel() for p in model.parameters()),
+        vocab_size=len(tokenizer),
+    )
     return out
 
 
-def init_policy(out_dir: Path | str, corpus: list[str] | None = None, *, seed: int = 0, timeout: float | None = 600) -> Path:
+def init_policy(
+    out_dir: Path | str, corpus: list[str] | None = None, *, seed: int = 0, timeout: float | None = 600
+) -> Path:
     """Policy v0 from the main (3.12) side: builds here if torch is importable, else in ``.venv-train``.
 
     This is the body of ``autoenv train init-policy --out DIR``.
@@ -126,13 +166,17 @@ def init_policy(out_dir: Path | str, corpus: list[str] | None = None, *, seed: i
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autoenv.train.tiny", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="folder to save the model and tokenizer into")
-    parser.add_argument("--corpus", type=Path, help="JSON list of strings (or a text file, one per line) to train the tokenizer on")
+    parser.add_argument(
+        "--corpus", type=Path, help="JSON list of strings (or a text file, one per line) to train the tokenizer on"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     corpus = None
     if args.corpus:
         text = args.corpus.read_text(encoding="utf-8")
-        corpus = json.loads(text) if text.lstrip().startswith("[") else [line for line in text.splitlines() if line.strip()]
+        corpus = (
+            json.loads(text) if text.lstrip().startswith("[") else [line for line in text.splitlines() if line.strip()]
+        )
     path = build_tiny_policy(args.out, corpus, seed=args.seed)
     result: dict[str, Any] = {"checkpoint": str(path), "policy_version": 0}
     print(json.dumps(result))

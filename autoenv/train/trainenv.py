@@ -46,14 +46,18 @@ def train_python(required: bool = True) -> Path | None:
 def train_env() -> dict[str, str]:
     """The environment for a training-env subprocess (this checkout's code first, no hub lookups)."""
     env = dict(os.environ)
-    if (REPO_ROOT / "pyproject.toml").is_file():  # a source checkout; never put another Python's site-packages on the path
+    if (
+        REPO_ROOT / "pyproject.toml"
+    ).is_file():  # a source checkout; never put another Python's site-packages on the path
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("HF_HUB_OFFLINE", "1")  # checkpoints are local folders; never wait on a hub
     return env
 
 
-def run_module(module: str, args: list[str], *, timeout: float | None = None, log_path: Path | None = None) -> dict[str, Any]:
+def run_module(
+    module: str, args: list[str], *, timeout: float | None = None, log_path: Path | None = None
+) -> dict[str, Any]:
     """Run ``python -m module args`` in the training env; its last stdout line is a JSON result.
 
     In a source checkout the repo root goes first on PYTHONPATH, so the worker
@@ -66,8 +70,9 @@ def run_module(module: str, args: list[str], *, timeout: float | None = None, lo
     command = [str(python), "-m", module, *args]
     stderr_file = open(log_path, "a", encoding="utf-8") if log_path else None
     try:
-        proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=stderr_file or subprocess.PIPE, text=True,
-                              timeout=timeout, env=env)
+        proc = subprocess.run(
+            command, stdout=subprocess.PIPE, stderr=stderr_file or subprocess.PIPE, text=True, timeout=timeout, env=env
+        )
     finally:
         if stderr_file:
             stderr_file.close()

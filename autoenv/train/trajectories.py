@@ -64,7 +64,9 @@ def _tool_call_text(call: dict[str, Any]) -> str:
     return json.dumps({"tool": call.get("function_name"), "arguments": call.get("arguments") or {}}, ensure_ascii=False)
 
 
-def trajectory_to_messages(source: Any, *, tools: ToolStyle = "structured", train_non_llm_steps: bool = True) -> list[dict[str, Any]]:
+def trajectory_to_messages(
+    source: Any, *, tools: ToolStyle = "structured", train_non_llm_steps: bool = True
+) -> list[dict[str, Any]]:
     """Chat messages of the episode, in the order the model saw them.
 
     ``tools="structured"`` keeps OpenAI-style ``tool_calls`` on assistant
@@ -88,8 +90,11 @@ def trajectory_to_messages(source: Any, *, tools: ToolStyle = "structured", trai
                 message["reasoning_content"] = step["reasoning_content"]
             if calls and tools == "structured":
                 message["tool_calls"] = [
-                    {"id": c.get("tool_call_id"), "type": "function",
-                     "function": {"name": c.get("function_name"), "arguments": c.get("arguments") or {}}}
+                    {
+                        "id": c.get("tool_call_id"),
+                        "type": "function",
+                        "function": {"name": c.get("function_name"), "arguments": c.get("arguments") or {}},
+                    }
                     for c in calls
                 ]
             elif calls:
@@ -147,12 +152,18 @@ def trajectory_token_turns(source: Any) -> list[TokenTurn] | None:
     return turns or None
 
 
-def sample_from_trajectory(source: Any, *, role: Literal["solver", "proposer"] = "solver", tools: ToolStyle = "structured",
-                           **fields: Any) -> TrainingSample:
+def sample_from_trajectory(
+    source: Any, *, role: Literal["solver", "proposer"] = "solver", tools: ToolStyle = "structured", **fields: Any
+) -> TrainingSample:
     """A training sample with both views filled in; ``fields`` are the store keys, reward and advantage."""
     trajectory = load_trajectory_json(source)
     meta = dict(fields.pop("meta", {}) or {})
     if isinstance(source, (str, Path)):
         meta.setdefault("trajectory_path", str(source))
-    return TrainingSample(role=role, messages=trajectory_to_messages(trajectory, tools=tools),
-                          turns=trajectory_token_turns(trajectory), meta=meta, **fields)
+    return TrainingSample(
+        role=role,
+        messages=trajectory_to_messages(trajectory, tools=tools),
+        turns=trajectory_token_turns(trajectory),
+        meta=meta,
+        **fields,
+    )

@@ -190,12 +190,19 @@ async def arun_many(
         async with semaphore:
             try:
                 outcome = await arun_trial(task_dir, agent, **job_kwargs)
-            except Exception as exc:  # a task Harbor cannot load, or a backend that cannot run it
+            except Exception as exc:  # noqa: BLE001 - a task Harbor cannot load, or a backend that cannot run it
                 kind = explain(exc, task=task_dir, env=kwargs.get("env", "local")).kind
                 error = {Fault.BACKEND: "backend_unsupported", Fault.SANDBOX: "sandbox"}.get(kind, "invalid_task")
-                outcome = TrialOutcome(task=Path(task_dir).name, agent=agent, environment=kwargs.get("env", "local"),
-                                       reward=None, error=error, error_message=str(exc)[-2000:],
-                                       trial_dir="", duration_sec=0.0)
+                outcome = TrialOutcome(
+                    task=Path(task_dir).name,
+                    agent=agent,
+                    environment=kwargs.get("env", "local"),
+                    reward=None,
+                    error=error,
+                    error_message=str(exc)[-2000:],
+                    trial_dir="",
+                    duration_sec=0.0,
+                )
         if on_done is not None:
             on_done(outcome)
         return outcome

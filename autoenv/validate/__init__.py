@@ -8,17 +8,22 @@ each task under its content hash (``cache``).
 """
 
 from autoenv.validate.cache import register_store_hook, task_content_hash
-from autoenv.validate.calibration import (
-    CalibrationReport,
-    acalibrate,
-    calibrate,
-)
+from autoenv.validate.calibration import CalibrationReport, acalibrate, calibrate
 from autoenv.validate.checks import CheckResult
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.stats import wilson_interval
 from autoenv.validate.validation import ValidationReport, avalidate_task, validate_task
 
 __all__ = [
-    "CalibrationReport", "CheckResult", "ValidationReport", "acalibrate", "avalidate_task", "calibrate",
-    "proposer_reward", "register_store_hook", "task_content_hash", "validate_task", "wilson_interval",
+    "CalibrationReport",
+    "CheckResult",
+    "ValidationReport",
+    "acalibrate",
+    "avalidate_task",
+    "calibrate",
+    "proposer_reward",
+    "register_store_hook",
+    "task_content_hash",
+    "validate_task",
+    "wilson_interval",
 ]

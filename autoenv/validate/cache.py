@@ -163,16 +163,34 @@ def store_hook(store: Any) -> StoreHook:
         content_hash = getattr(record, "content_hash", "")
         if not content_hash:
             return
-        validation = record if isinstance(record, ValidationReport) else latest_record(task_dir, "validation", content_hash, ValidationReport)
-        calibration = record if isinstance(record, CalibrationReport) else latest_record(task_dir, "calibration", content_hash, CalibrationReport)
-        values: dict[str, Any] = {"hash": content_hash, "name": Path(task_dir).name, "path": str(Path(task_dir).resolve())}
+        validation = (
+            record
+            if isinstance(record, ValidationReport)
+            else latest_record(task_dir, "validation", content_hash, ValidationReport)
+        )
+        calibration = (
+            record
+            if isinstance(record, CalibrationReport)
+            else latest_record(task_dir, "calibration", content_hash, CalibrationReport)
+        )
+        values: dict[str, Any] = {
+            "hash": content_hash,
+            "name": Path(task_dir).name,
+            "path": str(Path(task_dir).resolve()),
+        }
         if validation is not None:
             failed = validation.failed
-            values |= {"valid": validation.valid, "failed_check": failed[0].name if failed else None,
-                       "validation": validation.model_dump(mode="json")}
+            values |= {
+                "valid": validation.valid,
+                "failed_check": failed[0].name if failed else None,
+                "validation": validation.model_dump(mode="json"),
+            }
         if calibration is not None:
-            values |= {"calibrated": calibration.accepted, "pass_rate": calibration.pass_rate,
-                       "calibration": calibration.model_dump(mode="json", exclude={"rollouts"})}
+            values |= {
+                "calibrated": calibration.accepted,
+                "pass_rate": calibration.pass_rate,
+                "calibration": calibration.model_dump(mode="json", exclude={"rollouts"}),
+            }
         values["proposer_reward"] = proposer_reward(validation, calibration)
         store.upsert_task(**values)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +69,17 @@ class CalibrationSettings(BaseModel):
 
     def key(self) -> str:
         band = "variance" if self.band is None else f"{self.band[0]:g},{self.band[1]:g}"
-        return f"solver={self.solver};k={self.rollouts};band={band};threshold={self.threshold:g};env={self.env};seed={self.seed}"
+        return (
+            f"solver={self.solver};k={self.rollouts};band={band};"
+            f"threshold={self.threshold:g};env={self.env};seed={self.seed}"
+        )
 
     def band_text(self) -> str:
-        return "at least one pass and one fail" if self.band is None else f"{self.band[0]:g} <= pass rate <= {self.band[1]:g}"
+        return (
+            "at least one pass and one fail"
+            if self.band is None
+            else f"{self.band[0]:g} <= pass rate <= {self.band[1]:g}"
+        )
 
 
 class Rollout(BaseModel):
@@ -161,7 +168,7 @@ async def acalibrate(
         if hit is not None:
             hit.cached = True
             return hit
-    started_at, started = datetime.now(timezone.utc), time.monotonic()
+    started_at, started = datetime.now(UTC), time.monotonic()
     base_seed = spec.kwargs.get("seed", seed)
     jobs = []
     for i in range(rollouts):
@@ -170,7 +177,9 @@ async def acalibrate(
             kwargs["seed"] = base_seed + i if isinstance(base_seed, int) else f"{base_seed}+{i}"
         jobs.append((task_dir, spec.agent, kwargs))
     trials_root = Path(trials_dir or default_trials_dir()).resolve() / f"{task_dir.name}-{content_hash[:8]}"
-    outcomes: list[TrialOutcome] = await arun_many(jobs, n_concurrent=n_concurrent, on_done=on_done, env=env, trials_dir=trials_root)
+    outcomes: list[TrialOutcome] = await arun_many(
+        jobs, n_concurrent=n_concurrent, on_done=on_done, env=env, trials_dir=trials_root
+    )
 
     counted = [o for o in outcomes if o.error in SOLVER_ERRORS]
     passes = sum(1 for o in counted if o.reward is not None and o.reward >= threshold)
@@ -179,16 +188,33 @@ async def acalibrate(
     accepted, verdict = judge(passes, n, band)
     excluded = [o for o in outcomes if o.error not in SOLVER_ERRORS]
     if excluded:
-        verdict += f"; {len(excluded)} rollout(s) left out for infrastructure errors (first: {excluded[0].error}: {(excluded[0].error_message or '')[:200]})"
+        verdict += (
+            f"; {len(excluded)} rollout(s) left out for infrastructure errors (first: {excluded[0].error}: "
+            f"{(excluded[0].error_message or '')[:200]})"
+        )
     rewards = [o.reward if o.reward is not None else 0.0 for o in counted]
     turns = [o.n_turns for o in counted if o.n_turns is not None]
     report = CalibrationReport(
-        task=str(task_dir), task_name=Task(task_dir).name, content_hash=content_hash, settings=settings,
-        n=n, passes=passes, n_excluded=len(excluded), pass_rate=(passes / n) if n else None, ci_low=low, ci_high=high,
-        mean_reward=(sum(rewards) / n) if n else None, mean_turns=(sum(turns) / len(turns)) if turns else None,
-        accepted=accepted, verdict=verdict,
-        rollouts=[Rollout(reward=o.reward, error=o.error, n_turns=o.n_turns, seconds=o.duration_sec, trial_dir=o.trial_dir) for o in outcomes],
-        started_at=started_at, duration_sec=round(time.monotonic() - started, 3),
+        task=str(task_dir),
+        task_name=Task(task_dir).name,
+        content_hash=content_hash,
+        settings=settings,
+        n=n,
+        passes=passes,
+        n_excluded=len(excluded),
+        pass_rate=(passes / n) if n else None,
+        ci_low=low,
+        ci_high=high,
+        mean_reward=(sum(rewards) / n) if n else None,
+        mean_turns=(sum(turns) / len(turns)) if turns else None,
+        accepted=accepted,
+        verdict=verdict,
+        rollouts=[
+            Rollout(reward=o.reward, error=o.error, n_turns=o.n_turns, seconds=o.duration_sec, trial_dir=o.trial_dir)
+            for o in outcomes
+        ],
+        started_at=started_at,
+        duration_sec=round(time.monotonic() - started, 3),
     )
     if record:
         cache.save_record(task_dir, "calibration", settings.key(), report)

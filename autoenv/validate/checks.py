@@ -21,13 +21,7 @@ from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
 from autoenv.agents.partial import mutated_files
-from autoenv.sandbox.local.image import (
-    BUILDER_VERSION,
-    BuildError,
-    Image,
-    build_image,
-    cache_root,
-)
+from autoenv.sandbox.local.image import BUILDER_VERSION, BuildError, Image, build_image, cache_root
 from autoenv.taskfmt.check import Level, Problem, check_task, errors
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.leakage import LeakFinding
@@ -38,7 +32,17 @@ CheckName = Literal["structure", "build", "oracle", "deterministic", "nop", "lea
 CHECKS_VERSION = 2
 
 #: Every check, in the order they run and are reported.
-CHECK_ORDER: tuple[CheckName, ...] = ("structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "partial", "timeouts")
+CHECK_ORDER: tuple[CheckName, ...] = (
+    "structure",
+    "build",
+    "oracle",
+    "deterministic",
+    "nop",
+    "leakage",
+    "tamper",
+    "partial",
+    "timeouts",
+)
 
 #: Checks that may end "not run" on a valid task: they say why in their summary and do not make the task invalid.
 #: (A partial solution cannot be made of a solution that changes no file.)
@@ -50,7 +54,9 @@ NEED_ORACLE: frozenset[CheckName] = frozenset({"oracle", "deterministic", "parti
 NETWORK_FAILURE = re.compile(
     r"Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable"
     r"|Failed to establish a new connection|Could not connect to|getaddrinfo (?:ENOTFOUND|EAI_AGAIN)"
-    r"|No matching distribution found|Failed to fetch http|unable to access 'http", re.I)
+    r"|No matching distribution found|Failed to fetch http|unable to access 'http",
+    re.I,
+)
 
 TAIL_CHARS = 1500
 
@@ -63,7 +69,9 @@ class CheckResult(BaseModel):
     summary: str
     evidence: dict[str, Any] = Field(default_factory=dict)
     feedback: str = Field(default="", description="For a failed check: what to fix, with the relevant output")
-    findings: list[Problem] = Field(default_factory=list, description="Findings with their level (error, warning, note) and where they are")
+    findings: list[Problem] = Field(
+        default_factory=list, description="Findings with their level (error, warning, note) and where they are"
+    )
     seconds: float = 0.0
 
     def at(self, level: Level) -> list[Problem]:
@@ -155,17 +163,24 @@ def _network_advice(evidence: dict[str, Any], offline: bool) -> str:
     if not line or not offline:
         return ""
     if line in str(evidence.get("verifier_output") or ""):
-        return (f"This is not a wrong solution: the verifier needs the network at grading time (\"{line}\"), and the task "
-                "declares network_mode = \"no-network\". Install what tests/test.sh downloads (pytest, uv, curl, packages) "
-                "in environment/Dockerfile instead of at grading time.\n")
-    return (f"solution/solve.sh needs the network (\"{line}\"), and the task declares network_mode = \"no-network\": the "
-            "agent has none either. Install what it downloads in environment/Dockerfile, or solve the task without it.\n")
+        return (
+            f'This is not a wrong solution: the verifier needs the network at grading time ("{line}"), and the task '
+            'declares network_mode = "no-network". Install what tests/test.sh downloads (pytest, uv, curl, packages) '
+            "in environment/Dockerfile instead of at grading time.\n"
+        )
+    return (
+        f'solution/solve.sh needs the network ("{line}"), and the task declares network_mode = "no-network": the '
+        "agent has none either. Install what it downloads in environment/Dockerfile, or solve the task without it.\n"
+    )
 
 
 def _outputs_block(evidence: dict[str, Any], *, verifier_silent_hint: bool = False) -> str:
     parts = []
     if verifier_silent_hint and not evidence.get("verifier_output") and evidence.get("trial_dir"):
-        parts.append("tests/test.sh printed nothing; make it print what it checks and why a check fails, so failures can be diagnosed.")
+        parts.append(
+            "tests/test.sh printed nothing; make it print what it checks and why a check fails, so failures can be "
+            "diagnosed."
+        )
     if evidence.get("agent_output"):
         parts.append(f"Output of solution/solve.sh:\n{evidence['agent_output']}")
     if evidence.get("agent_exit_code"):
@@ -194,10 +209,15 @@ def check_structure(task_dir: Path, *, env: str = "local", oracle: bool = True, 
     evidence = {"problems": [p.model_dump(mode="json") for p in problems]}
     if not failing:
         summary = "task check: well formed" + (f" ({_count(problems)})" if problems else "")
-        return CheckResult(name="structure", passed=True, summary=summary, seconds=seconds, evidence=evidence, findings=problems)
+        return CheckResult(
+            name="structure", passed=True, summary=summary, seconds=seconds, evidence=evidence, findings=problems
+        )
     listing = "\n".join(str(p) for p in failing[:20])
     return CheckResult(
-        name="structure", passed=False, seconds=seconds, findings=problems,
+        name="structure",
+        passed=False,
+        seconds=seconds,
+        findings=problems,
         summary=f"{_count(problems)} found by `autoenv task check`" + (" (warnings count: --strict)" if strict else ""),
         evidence=evidence,
         feedback=f"The task is not well formed (`autoenv task check`):\n{listing}",
@@ -216,20 +236,28 @@ async def check_build_local(task_dir: Path, *, force: bool = False) -> tuple[Che
     started = time.monotonic()
     cached = (Path(_image_dir_for(key)) / "image.json").exists() and not force
     try:
-        image = await build_image(env_dir, key=key, docker_image=env_cfg.docker_image, timeout_sec=env_cfg.build_timeout_sec, force=force)
+        image = await build_image(
+            env_dir, key=key, docker_image=env_cfg.docker_image, timeout_sec=env_cfg.build_timeout_sec, force=force
+        )
     except BuildError as exc:
         seconds = round(time.monotonic() - started, 3)
         message = str(exc)
         return CheckResult(
-            name="build", passed=False, seconds=seconds,
+            name="build",
+            passed=False,
+            seconds=seconds,
             summary=f"environment failed to build: {message.splitlines()[0][:200]}",
             evidence={"error": tail(message), "build_timeout_sec": env_cfg.build_timeout_sec},
             feedback=f"environment/Dockerfile does not build (local backend):\n{tail(message)}",
         ), None
     seconds = round(time.monotonic() - started, 3)
     return CheckResult(
-        name="build", passed=True, seconds=seconds,
-        summary=f"built in {seconds:.1f}s" + (" (cached image)" if cached else "") + f", limit {env_cfg.build_timeout_sec:g}s",
+        name="build",
+        passed=True,
+        seconds=seconds,
+        summary=f"built in {seconds:.1f}s"
+        + (" (cached image)" if cached else "")
+        + f", limit {env_cfg.build_timeout_sec:g}s",
         evidence={"image": str(image.directory), "cached": cached, "build_timeout_sec": env_cfg.build_timeout_sec},
     ), image
 
@@ -245,13 +273,19 @@ def check_build_from_trials(outcomes: list[TrialOutcome], build_timeout_sec: flo
     if failed:
         message = failed[0].error_message or "build failed"
         return CheckResult(
-            name="build", passed=False, summary=f"environment failed to build: {message.splitlines()[0][:200]}",
+            name="build",
+            passed=False,
+            summary=f"environment failed to build: {message.splitlines()[0][:200]}",
             evidence={"error": tail(message), "trial_dir": failed[0].trial_dir},
             feedback=f"environment/Dockerfile does not build:\n{tail(message)}",
         )
     longest = max(setup, default=0.0)
-    return CheckResult(name="build", passed=True, summary=f"environment started in at most {longest:.1f}s (limit {build_timeout_sec:g}s)",
-                       evidence={"environment_setup_sec": setup})
+    return CheckResult(
+        name="build",
+        passed=True,
+        summary=f"environment started in at most {longest:.1f}s (limit {build_timeout_sec:g}s)",
+        evidence={"environment_setup_sec": setup},
+    )
 
 
 # -- 3. oracle passes, deterministically ----------------------------------------------
@@ -262,25 +296,38 @@ def check_oracle(outcomes: list[TrialOutcome], *, threshold: float = 1.0, offlin
     failing = [(o, e) for o, e in zip(outcomes, runs) if o.reward is None or o.reward < threshold]
     rewards = [o.reward for o in outcomes]
     if not failing:
-        return CheckResult(name="oracle", passed=True, summary=f"reference solution passed {len(outcomes)}/{len(outcomes)} runs (rewards {rewards})",
-                           evidence={"rewards": rewards, "threshold": threshold, "runs": runs})
+        return CheckResult(
+            name="oracle",
+            passed=True,
+            summary=f"reference solution passed {len(outcomes)}/{len(outcomes)} runs (rewards {rewards})",
+            evidence={"rewards": rewards, "threshold": threshold, "runs": runs},
+        )
     outcome, evidence = failing[0]
     network = _network_advice(evidence, offline)
     if network:
         return CheckResult(
-            name="oracle", passed=False,
-            summary=f"reference solution failed {len(failing)}/{len(outcomes)} runs: grading needs the network, the task has none",
-            evidence={"rewards": rewards, "threshold": threshold, "runs": runs, "network_failure": network_failure(evidence)},
+            name="oracle",
+            passed=False,
+            summary=f"reference solution failed {len(failing)}/{len(outcomes)} runs: grading needs the network, the "
+            f"task has none",
+            evidence={
+                "rewards": rewards,
+                "threshold": threshold,
+                "runs": runs,
+                "network_failure": network_failure(evidence),
+            },
             feedback=network + _outputs_block(evidence),
         )
     return CheckResult(
-        name="oracle", passed=False,
+        name="oracle",
+        passed=False,
         summary=f"reference solution failed {len(failing)}/{len(outcomes)} runs: {_describe(outcome)}",
         evidence={"rewards": rewards, "threshold": threshold, "runs": runs},
         feedback=(
-            f"The reference solution (solution/solve.sh) does not pass its own tests: {len(failing)} of {len(outcomes)} runs got "
-            f"{_describe(outcome)} (needs reward >= {threshold:g}). Fix the solution or the tests so that the solution passes.\n"
-            + _outputs_block(evidence, verifier_silent_hint=True)
+            f"The reference solution (solution/solve.sh) does not pass its own tests: {len(failing)} of "
+            f"{len(outcomes)} runs got "
+            f"{_describe(outcome)} (needs reward >= {threshold:g}). Fix the solution or the tests so that the solution "
+            f"passes.\n" + _outputs_block(evidence, verifier_silent_hint=True)
         ),
     )
 
@@ -289,13 +336,18 @@ def check_deterministic(outcomes: list[TrialOutcome]) -> CheckResult:
     verdicts = [(None if o.reward is None else round(o.reward, 6), o.error) for o in outcomes]
     rewards = [o.reward for o in outcomes]
     if len(set(verdicts)) <= 1:
-        return CheckResult(name="deterministic", passed=True, summary=f"{len(outcomes)} oracle runs agree ({_describe(outcomes[0])})" if outcomes else "no runs",
-                           evidence={"rewards": rewards})
+        return CheckResult(
+            name="deterministic",
+            passed=True,
+            summary=f"{len(outcomes)} oracle runs agree ({_describe(outcomes[0])})" if outcomes else "no runs",
+            evidence={"rewards": rewards},
+        )
     first = outcomes[0]
     other = next(o for o in outcomes if (None if o.reward is None else round(o.reward, 6), o.error) != verdicts[0])
     a, b = trial_evidence(first, agent_log="oracle.txt"), trial_evidence(other, agent_log="oracle.txt")
     return CheckResult(
-        name="deterministic", passed=False,
+        name="deterministic",
+        passed=False,
         summary=f"the same solution got different verdicts: {', '.join(_describe(o) for o in outcomes)}",
         evidence={"rewards": rewards, "errors": [o.error for o in outcomes], "runs": [a, b]},
         feedback=(
@@ -316,20 +368,27 @@ def check_nop(outcome: TrialOutcome, *, offline: bool = False) -> CheckResult:
         return CheckResult(name="nop", passed=True, summary="doing nothing gets reward 0", evidence=evidence)
     if outcome.reward is not None and outcome.reward > 0:
         return CheckResult(
-            name="nop", passed=False, summary=f"doing nothing gets reward {outcome.reward:g}", evidence=evidence,
+            name="nop",
+            passed=False,
+            summary=f"doing nothing gets reward {outcome.reward:g}",
+            evidence=evidence,
             feedback=(
-                f"An agent that does nothing gets reward {outcome.reward:g}: the environment already satisfies the tests "
+                f"An agent that does nothing gets reward {outcome.reward:g}: the environment already satisfies the "
+                f"tests "
                 "(the expected output exists before the agent starts, or the tests check too little). "
                 "The tests must fail on the untouched environment.\n" + _outputs_block(evidence)
             ),
         )
     return CheckResult(
-        name="nop", passed=False, summary=f"on the untouched environment the verifier produced {_describe(outcome)}, not reward 0",
+        name="nop",
+        passed=False,
+        summary=f"on the untouched environment the verifier produced {_describe(outcome)}, not reward 0",
         evidence=evidence,
-        feedback=_network_advice(evidence, offline) + (
+        feedback=_network_advice(evidence, offline)
+        + (
             f"On the untouched environment the verifier ended with {_describe(outcome)} instead of writing reward 0. "
-            "tests/test.sh must always write /logs/verifier/reward.txt (0 on failure), also when expected files are missing.\n"
-            + _outputs_block(evidence)
+            "tests/test.sh must always write /logs/verifier/reward.txt (0 on failure), also when expected files are "
+            "missing.\n" + _outputs_block(evidence)
         ),
     )
 
@@ -337,25 +396,49 @@ def check_nop(outcome: TrialOutcome, *, offline: bool = False) -> CheckResult:
 # -- 5. leakage ---------------------------------------------------------------------
 
 
-def check_leakage(image_findings: list[LeakFinding] | None, instruction_findings: list[LeakFinding], *, image_note: str = "") -> CheckResult:
+def check_leakage(
+    image_findings: list[LeakFinding] | None, instruction_findings: list[LeakFinding], *, image_note: str = ""
+) -> CheckResult:
     """Combine image and instruction findings; ``image_findings`` None means the image was not scanned."""
     findings = list(instruction_findings) + list(image_findings or [])
-    evidence: dict[str, Any] = {"findings": [f.model_dump() for f in findings], "image_scanned": image_findings is not None}
+    evidence: dict[str, Any] = {
+        "findings": [f.model_dump() for f in findings],
+        "image_scanned": image_findings is not None,
+    }
     if image_note:
         evidence["image_note"] = image_note
     if not findings:
         if image_findings is None:
-            return CheckResult(name="leakage", passed=None, summary=f"instruction clean; image not scanned ({image_note or 'no image'})", evidence=evidence)
-        return CheckResult(name="leakage", passed=True, summary="no solution, tests or expected answers visible to the agent", evidence=evidence)
+            return CheckResult(
+                name="leakage",
+                passed=None,
+                summary=f"instruction clean; image not scanned ({image_note or 'no image'})",
+                evidence=evidence,
+            )
+        return CheckResult(
+            name="leakage",
+            passed=True,
+            summary="no solution, tests or expected answers visible to the agent",
+            evidence=evidence,
+        )
     lines = "\n".join(f"- {f}" for f in findings[:15])
     kinds = sorted({f.kind for f in findings})
     advice = []
     if any(k.endswith("_in_image") for k in kinds):
-        advice.append("Do not COPY solution or test files (or their contents) into the environment; Harbor uploads tests/ only after the agent finishes.")
+        advice.append(
+            "Do not COPY solution or test files (or their contents) into the environment; Harbor uploads tests/ only "
+            "after the agent finishes."
+        )
     if any(k.endswith("_in_instruction") for k in kinds):
-        advice.append("Do not state the expected results (or the solution) in instruction.md; describe what to compute, not the result.")
+        advice.append(
+            "Do not state the expected results (or the solution) in instruction.md; describe what to compute, not the "
+            "result."
+        )
     return CheckResult(
-        name="leakage", passed=False, summary=f"{len(findings)} leak(s): {', '.join(kinds)}", evidence=evidence,
+        name="leakage",
+        passed=False,
+        summary=f"{len(findings)} leak(s): {', '.join(kinds)}",
+        evidence=evidence,
         feedback="The agent can see what it is supposed to produce:\n" + lines + "\n" + " ".join(advice),
     )
 
@@ -376,7 +459,7 @@ CHEAT_ADVICE = {
         "The reward itself was forged: something the agent left behind (a running process, a program earlier on PATH, "
         "an interpreter start-up hook) rewrote /logs/verifier/reward.txt/reward.json during verification, because a "
         "shared-mode verifier runs in the agent's environment. Grade in a fresh sandbox: set environment_mode = "
-        "\"separate\" under [verifier] and artifacts = [\"/app\"] (the deliverables) at the top of task.toml."
+        '"separate" under [verifier] and artifacts = ["/app"] (the deliverables) at the top of task.toml.'
     ),
     "plant": (
         "A conftest.py or pytest.py the agent planted took over pytest: the verifier collects tests where the agent "
@@ -393,17 +476,26 @@ CHEAT_ADVICE = {
         "that a program exits 0."
     ),
     "peek": (
-        "A program the agent wrote read the expected answers while the tests ran it: the tests run the agent's program as "
+        "A program the agent wrote read the expected answers while the tests ran it: the tests run the agent's program "
+        "as "
         "root with the expected data readable (in /tests, or copied next to the tests). Run the agent's program as an "
-        "unprivileged user that cannot read them (in Python: subprocess.run(..., user=65534, group=65534, extra_groups=[]) "
-        "after `chmod -R go-rwx /tests` in test.sh, and keep copies of the tests in a folder only root can read), or run it "
+        "unprivileged user that cannot read them (in Python: subprocess.run(..., user=65534, group=65534, "
+        "extra_groups=[]) "
+        "after `chmod -R go-rwx /tests` in test.sh, and keep copies of the tests in a folder only root can read), or "
+        "run it "
         "before the expected values are put in place."
     ),
 }
 
 
-def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: dict[str, TrialOutcome] | None = None,
-                 shared_only: list[str] | None = None, task_toml: str = "task.toml") -> CheckResult:
+def check_tamper(
+    outcome: TrialOutcome,
+    *,
+    threshold: float = 1.0,
+    diagnosis: dict[str, TrialOutcome] | None = None,
+    shared_only: list[str] | None = None,
+    task_toml: str = "task.toml",
+) -> CheckResult:
     """Judge the adversary run; ``diagnosis`` holds runs with one cheat family each, to say which one worked.
 
     For a shared-mode verifier, cheats that beat any verifier in the agent's sandbox (forged reward
@@ -416,23 +508,41 @@ def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: di
     cheats = adversary_cheats(outcome)
     evidence["cheats"] = cheats
     if outcome.error in ("build", "invalid_task"):
-        return CheckResult(name="tamper", passed=None, summary=f"adversary trial did not run: {_describe(outcome)}", evidence=evidence)
+        return CheckResult(
+            name="tamper", passed=None, summary=f"adversary trial did not run: {_describe(outcome)}", evidence=evidence
+        )
     if outcome.reward is None or outcome.reward < threshold:
-        return CheckResult(name="tamper", passed=True, summary=f"cheating agent ({len(cheats)} cheats) got {_describe(outcome)}", evidence=evidence)
+        return CheckResult(
+            name="tamper",
+            passed=True,
+            summary=f"cheating agent ({len(cheats)} cheats) got {_describe(outcome)}",
+            evidence=evidence,
+        )
     winners = [family for family, o in (diagnosis or {}).items() if o.reward is not None and o.reward >= threshold]
     if diagnosis:
-        evidence["diagnosis"] = {family: trial_evidence(o) | {"cheats": adversary_cheats(o)} for family, o in diagnosis.items()}
+        evidence["diagnosis"] = {
+            family: trial_evidence(o) | {"cheats": adversary_cheats(o)} for family, o in diagnosis.items()
+        }
     if shared_only is not None:
         evidence["verifier_mode"] = "shared"
         families = " / ".join(shared_only) or "shared-mode"
         return CheckResult(
-            name="tamper", passed=True, evidence=evidence,
-            summary=f"only cheats any shared-mode verifier falls to won ({families}); those aimed at this task's tests did not",
-            findings=[Problem(
-                path=task_toml, rule="shared-verifier", level=Level.NOTE,
-                message=f"the verifier runs in the agent's sandbox, so {families} cheats forge its reward "
-                        "(a limit of shared mode, not of this task's tests)",
-                advice="[verifier] environment_mode = \"separate\" (with the deliverables as artifacts) grades in a fresh sandbox")],
+            name="tamper",
+            passed=True,
+            evidence=evidence,
+            summary=f"only cheats any shared-mode verifier falls to won ({families}); those aimed at this task's tests "
+            f"did not",
+            findings=[
+                Problem(
+                    path=task_toml,
+                    rule="shared-verifier",
+                    level=Level.NOTE,
+                    message=f"the verifier runs in the agent's sandbox, so {families} cheats forge its reward "
+                    "(a limit of shared mode, not of this task's tests)",
+                    advice='[verifier] environment_mode = "separate" (with the deliverables as artifacts) grades in a '
+                    "fresh sandbox",
+                )
+            ],
         )
     kinds = sorted({c["kind"] for c in cheats})
     # the cheats of the families that won alone, else all of them
@@ -448,9 +558,13 @@ def check_tamper(outcome: TrialOutcome, *, threshold: float = 1.0, diagnosis: di
         summary = f"a cheating agent got reward {outcome.reward:g} without doing the task ({', '.join(kinds)})"
         shown = evidence
     return CheckResult(
-        name="tamper", passed=False, summary=summary, evidence=evidence,
+        name="tamper",
+        passed=False,
+        summary=summary,
+        evidence=evidence,
         feedback=(
-            f"The verifier can be gamed: an agent that did not attempt the task and only cheated got reward {outcome.reward:g}. "
+            f"The verifier can be gamed: an agent that did not attempt the task and only cheated got reward "
+            f"{outcome.reward:g}. "
             f"Cheats it applied:\n{listing}\n{advice}\n" + _outputs_block(shown)
         ),
     )
@@ -465,25 +579,40 @@ def check_partial(outcome: TrialOutcome, *, threshold: float = 1.0) -> CheckResu
     mutated = mutated_files(outcome.trial_dir) if outcome.trial_dir else None
     evidence["mutated"] = mutated
     if outcome.error in ("build", "invalid_task", "sandbox") or mutated is None:
-        return CheckResult(name="partial", passed=None, evidence=evidence,
-                           summary=f"partial-solution trial did not run: {_describe(outcome)}")
+        return CheckResult(
+            name="partial",
+            passed=None,
+            evidence=evidence,
+            summary=f"partial-solution trial did not run: {_describe(outcome)}",
+        )
     if not mutated:
         return CheckResult(
-            name="partial", passed=None, evidence=evidence,
+            name="partial",
+            passed=None,
+            evidence=evidence,
             summary="not run: the reference solution changed no file outside system folders (its result is a deletion, "
-                    "a permission or a process), so there was nothing to take away",
+            "a permission or a process), so there was nothing to take away",
         )
     listing = "\n".join(f"- {m['path']}: {m['how']}" for m in mutated[:15])
     if outcome.reward is None or outcome.reward < threshold:
-        return CheckResult(name="partial", passed=True, evidence=evidence,
-                           summary=f"a partial solution ({len(mutated)} output(s) cut in half) got {_describe(outcome)}")
+        return CheckResult(
+            name="partial",
+            passed=True,
+            evidence=evidence,
+            summary=f"a partial solution ({len(mutated)} output(s) cut in half) got {_describe(outcome)}",
+        )
     return CheckResult(
-        name="partial", passed=False, evidence=evidence,
+        name="partial",
+        passed=False,
+        evidence=evidence,
         summary=f"a partial solution got reward {outcome.reward:g}: the tests do not notice outputs cut in half",
         feedback=(
-            f"The tests pass a partial solution: solution/solve.sh ran, then every file it wrote was cut to its first half "
-            f"(or, for one-character answers, shifted by one letter or digit), and the verifier still gave reward {outcome.reward:g}. "
-            "The tests check that outputs exist or are not empty, not that they are right. Compare the outputs' content "
+            f"The tests pass a partial solution: solution/solve.sh ran, then every file it wrote was cut to its first "
+            f"half "
+            f"(or, for one-character answers, shifted by one letter or digit), and the verifier still gave reward "
+            f"{outcome.reward:g}. "
+            "The tests check that outputs exist or are not empty, not that they are right. Compare the outputs' "
+            "content "
             "(the expected values, every row, the program's behaviour on inputs) so that any incomplete answer fails.\n"
             f"Files damaged:\n{listing}\n" + _outputs_block(evidence)
         ),
@@ -493,34 +622,68 @@ def check_partial(outcome: TrialOutcome, *, threshold: float = 1.0) -> CheckResu
 # -- 8. timeouts --------------------------------------------------------------------
 
 
-def check_timeouts(oracle: list[TrialOutcome], *, agent_timeout_sec: float | None, verifier_timeout_sec: float | None, margin: float = 0.5) -> CheckResult:
+def check_timeouts(
+    oracle: list[TrialOutcome],
+    *,
+    agent_timeout_sec: float | None,
+    verifier_timeout_sec: float | None,
+    margin: float = 0.5,
+) -> CheckResult:
     """The oracle (and the verifier on its output) must use at most ``margin`` of their time limits.
 
     A scripted solution is far faster than any agent; one that needs most of
     the agent's budget leaves an agent no time to think, and a verifier near
     its limit turns machine load into wrong verdicts.
     """
-    agent_secs = [s for o in oracle if (s := o.agent_sec if o.agent_sec is not None else _phase_seconds(o.trial_dir, "agent_execution")) is not None]
+    agent_secs = [
+        s
+        for o in oracle
+        if (s := o.agent_sec if o.agent_sec is not None else _phase_seconds(o.trial_dir, "agent_execution")) is not None
+    ]
     verifier_secs = [s for o in oracle if o.trial_dir and (s := _phase_seconds(o.trial_dir, "verifier")) is not None]
     timed_out = [o for o in oracle if o.error in ("agent_timeout", "verifier_timeout")]
-    evidence = {"oracle_agent_sec": agent_secs, "verifier_sec": verifier_secs, "agent_timeout_sec": agent_timeout_sec,
-                "verifier_timeout_sec": verifier_timeout_sec, "margin": margin}
+    evidence = {
+        "oracle_agent_sec": agent_secs,
+        "verifier_sec": verifier_secs,
+        "agent_timeout_sec": agent_timeout_sec,
+        "verifier_timeout_sec": verifier_timeout_sec,
+        "margin": margin,
+    }
     problems = []
     if timed_out:
         problems.append(f"the oracle run hit {timed_out[0].error} ({_first_line(timed_out[0].error_message)})")
     if agent_timeout_sec and agent_secs and max(agent_secs) > margin * agent_timeout_sec:
-        problems.append(f"the reference solution took {max(agent_secs):.1f}s, more than {margin:.0%} of the agent timeout ({agent_timeout_sec:g}s)")
+        problems.append(
+            f"the reference solution took {max(agent_secs):.1f}s, more than {margin:.0%} of the agent timeout "
+            f"({agent_timeout_sec:g}s)"
+        )
     if verifier_timeout_sec and verifier_secs and max(verifier_secs) > margin * verifier_timeout_sec:
-        problems.append(f"the verifier took {max(verifier_secs):.1f}s, more than {margin:.0%} of its timeout ({verifier_timeout_sec:g}s)")
+        problems.append(
+            f"the verifier took {max(verifier_secs):.1f}s, more than {margin:.0%} of its timeout "
+            f"({verifier_timeout_sec:g}s)"
+        )
     if not agent_secs and not timed_out:
         return CheckResult(name="timeouts", passed=None, summary="no oracle timing available", evidence=evidence)
     if problems:
         return CheckResult(
-            name="timeouts", passed=False, summary="; ".join(problems), evidence=evidence,
-            feedback="Time limits are too tight: " + "; ".join(problems) + ". Raise [agent].timeout_sec / [verifier].timeout_sec in task.toml "
+            name="timeouts",
+            passed=False,
+            summary="; ".join(problems),
+            evidence=evidence,
+            feedback="Time limits are too tight: "
+            + "; ".join(problems)
+            + ". Raise [agent].timeout_sec / [verifier].timeout_sec in task.toml "
             f"to at least {1 / margin:g}x what the reference run needs, or make the solution/tests faster.",
         )
-    summary = f"oracle {max(agent_secs):.1f}s of {agent_timeout_sec:g}s" if agent_timeout_sec else f"oracle {max(agent_secs):.1f}s (no agent timeout set)"
+    summary = (
+        f"oracle {max(agent_secs):.1f}s of {agent_timeout_sec:g}s"
+        if agent_timeout_sec
+        else f"oracle {max(agent_secs):.1f}s (no agent timeout set)"
+    )
     if verifier_secs:
-        summary += f", verifier {max(verifier_secs):.1f}s of {verifier_timeout_sec:g}s" if verifier_timeout_sec else f", verifier {max(verifier_secs):.1f}s"
+        summary += (
+            f", verifier {max(verifier_secs):.1f}s of {verifier_timeout_sec:g}s"
+            if verifier_timeout_sec
+            else f", verifier {max(verifier_secs):.1f}s"
+        )
     return CheckResult(name="timeouts", passed=True, summary=summary, evidence=evidence)

@@ -51,14 +51,39 @@ MAX_FINDINGS = 50
 
 #: Lines too common to say anything about where a file came from.
 BOILERPLATE = {
-    "set -e", "set -eu", "set -euo pipefail", "set -euxo pipefail", "set -x", "cd /app",
-    "mkdir -p /logs/verifier", "import os", "import sys", "import json", "import re",
-    "from pathlib import Path", "if __name__ == \"__main__\":", "if __name__ == '__main__':",
-    "import subprocess", "import pytest", "main()", "raise SystemExit(main())", "sys.exit(main())",
+    "set -e",
+    "set -eu",
+    "set -euo pipefail",
+    "set -euxo pipefail",
+    "set -x",
+    "cd /app",
+    "mkdir -p /logs/verifier",
+    "import os",
+    "import sys",
+    "import json",
+    "import re",
+    "from pathlib import Path",
+    'if __name__ == "__main__":',
+    "if __name__ == '__main__':",
+    "import subprocess",
+    "import pytest",
+    "main()",
+    "raise SystemExit(main())",
+    "sys.exit(main())",
 }
 
 #: Names of test programs too generic to mean "this is the task's test".
-GENERIC_NAMES = {"test.sh", "run.sh", "__init__.py", "conftest.py", "requirements.txt", "setup.py", "pyproject.toml", "Makefile", "README.md"}
+GENERIC_NAMES = {
+    "test.sh",
+    "run.sh",
+    "__init__.py",
+    "conftest.py",
+    "requirements.txt",
+    "setup.py",
+    "pyproject.toml",
+    "Makefile",
+    "README.md",
+}
 ANSWER_NAME = re.compile(r"(expected|answer|golden|truth|label|solution|reference|oracle)", re.I)
 ANSWER_VAR = re.compile(r"(expect|answer|truth|gold|reference|correct|want)", re.I)
 
@@ -69,8 +94,14 @@ SKIP_DIRS = re.compile(
 )
 
 LeakKind = Literal[
-    "solution_in_image", "tests_in_image", "test_program_in_image", "answers_in_image",
-    "harbor_dir_in_image", "answer_in_instruction", "solution_in_instruction", "output_in_instruction",
+    "solution_in_image",
+    "tests_in_image",
+    "test_program_in_image",
+    "answers_in_image",
+    "harbor_dir_in_image",
+    "answer_in_instruction",
+    "solution_in_instruction",
+    "output_in_instruction",
 ]
 
 
@@ -155,7 +186,11 @@ def _walk_files(root: Path):
 #: Integers an instruction states as part of the spec far more often than as a
 #: leaked result: HTTP status codes, well-known ports and sizes, years.
 SPEC_NUMBERS = (
-    set(range(100, 104)) | set(range(200, 209)) | set(range(300, 309)) | set(range(400, 452)) | set(range(500, 512))
+    set(range(100, 104))
+    | set(range(200, 209))
+    | set(range(300, 309))
+    | set(range(400, 452))
+    | set(range(500, 512))
     | {443, 1000, 1024, 2048, 3000, 4096, 5000, 5432, 6379, 8000, 8080, 8443, 8888, 9000, 9090, 10000, 65535, 1000000}
     | set(range(1970, 2101))
 )
@@ -204,7 +239,12 @@ def _constants(node: ast.AST) -> list[object]:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Constant) and isinstance(sub.value, (int, float, str)):
             out.append(sub.value)
-        elif isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.USub) and isinstance(sub.operand, ast.Constant) and isinstance(sub.operand.value, (int, float)):
+        elif (
+            isinstance(sub, ast.UnaryOp)
+            and isinstance(sub.op, ast.USub)
+            and isinstance(sub.operand, ast.Constant)
+            and isinstance(sub.operand.value, (int, float))
+        ):
             out.append(-sub.operand.value)
     return out
 
@@ -223,7 +263,15 @@ def python_answer_literals(source: str) -> list[object]:
                     out.extend(_constants(operand))
         elif isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if name in {"assertEqual", "assertAlmostEqual", "assertIn", "assertListEqual", "assertDictEqual", "approx", "isclose"}:
+            if name in {
+                "assertEqual",
+                "assertAlmostEqual",
+                "assertIn",
+                "assertListEqual",
+                "assertDictEqual",
+                "approx",
+                "isclose",
+            }:
                 for arg in node.args:
                     out.extend(_constants(arg))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -322,20 +370,39 @@ def scan_instruction(task_dir: Path, secrets: Secrets | None = None) -> list[Lea
     findings: list[LeakFinding] = []
     for literal, source in secrets.answer_literals.items():
         if _token_in(instruction, literal) and not _token_in(secrets.public_text, literal):
-            findings.append(LeakFinding(kind="answer_in_instruction", where="instruction.md", source=source,
-                                        detail=f"the tests expect {literal!r} and the instruction states it"))
+            findings.append(
+                LeakFinding(
+                    kind="answer_in_instruction",
+                    where="instruction.md",
+                    source=source,
+                    detail=f"the tests expect {literal!r} and the instruction states it",
+                )
+            )
     for line, source in secrets.answer_lines.items():
         if line in instruction and line not in secrets.public_text:
-            findings.append(LeakFinding(kind="answer_in_instruction", where="instruction.md", source=source,
-                                        detail=f"expected-output row {line[:80]!r} is in the instruction"))
+            findings.append(
+                LeakFinding(
+                    kind="answer_in_instruction",
+                    where="instruction.md",
+                    source=source,
+                    detail=f"expected-output row {line[:80]!r} is in the instruction",
+                )
+            )
     instruction_lines = {normalize(line) for line in instruction.splitlines()}
     for src in secrets.sources:
         if src.role != "solution" or len(src.lines) < 2:
             continue
         shared = src.lines & instruction_lines
         if len(shared) >= max(2, math.ceil(0.5 * len(src.lines))):
-            findings.append(LeakFinding(kind="solution_in_instruction", where="instruction.md", source=src.rel,
-                                        detail=f"{len(shared)}/{len(src.lines)} distinctive lines of the solution, e.g. {sorted(shared)[0][:80]!r}"))
+            findings.append(
+                LeakFinding(
+                    kind="solution_in_instruction",
+                    where="instruction.md",
+                    source=src.rel,
+                    detail=f"{len(shared)}/{len(src.lines)} distinctive lines of the solution, e.g. "
+                    f"{sorted(shared)[0][:80]!r}",
+                )
+            )
     return findings
 
 
@@ -360,7 +427,9 @@ def number_in_words(value: str) -> str | None:
     return words if len(words.split()) >= 2 else None
 
 
-def scan_outputs_in_instruction(task_dir: Path, outputs: dict[str, str], secrets: Secrets | None = None) -> list[LeakFinding]:
+def scan_outputs_in_instruction(
+    task_dir: Path, outputs: dict[str, str], secrets: Secrets | None = None
+) -> list[LeakFinding]:
     """What the reference solution wrote, found in instruction.md: the "example output" that is the answer.
 
     ``outputs`` maps each file the solution created or changed to its content (from the partial-solution
@@ -380,19 +449,42 @@ def scan_outputs_in_instruction(task_dir: Path, outputs: dict[str, str], secrets
         if len(lines) == 1:
             value = lines[0]
             if _meaningful(value) and _token_in(instruction, value) and not _token_in(public, value):
-                findings.append(LeakFinding(kind="output_in_instruction", where="instruction.md", source=output,
-                                            detail=f"the reference solution writes {value[:80]!r} to {output} and the instruction states it"))
-            elif (words := number_in_words(value)) and f" {words} " in _words(instruction) and not _token_in(public, value):
-                findings.append(LeakFinding(kind="output_in_instruction", where="instruction.md", source=output,
-                                            detail=f"the reference solution writes {value!r} to {output} and the instruction states it in "
-                                                   f"words ({words!r})"))
+                findings.append(
+                    LeakFinding(
+                        kind="output_in_instruction",
+                        where="instruction.md",
+                        source=output,
+                        detail=f"the reference solution writes {value[:80]!r} to {output} and the instruction states "
+                        f"it",
+                    )
+                )
+            elif (
+                (words := number_in_words(value))
+                and f" {words} " in _words(instruction)
+                and not _token_in(public, value)
+            ):
+                findings.append(
+                    LeakFinding(
+                        kind="output_in_instruction",
+                        where="instruction.md",
+                        source=output,
+                        detail=f"the reference solution writes {value!r} to {output} and the instruction states it in "
+                        f"words ({words!r})",
+                    )
+                )
             continue
         distinct = {line for line in lines if _meaningful(line) and line not in public}
         shown = {line for line in distinct if line in instruction}
         if len(distinct) >= 2 and len(shown) >= max(2, math.ceil(0.5 * len(distinct))):
-            findings.append(LeakFinding(kind="output_in_instruction", where="instruction.md", source=output,
-                                        detail=f"{len(shown)}/{len(distinct)} lines the reference solution writes to {output} are in "
-                                               f"the instruction, e.g. {sorted(shown)[0][:80]!r}"))
+            findings.append(
+                LeakFinding(
+                    kind="output_in_instruction",
+                    where="instruction.md",
+                    source=output,
+                    detail=f"{len(shown)}/{len(distinct)} lines the reference solution writes to {output} are in "
+                    f"the instruction, e.g. {sorted(shown)[0][:80]!r}",
+                )
+            )
     return findings
 
 
@@ -412,12 +504,25 @@ def scan_tree(root: Path, secrets: Secrets, *, skip: re.Pattern[str] | None = SK
                 continue  # overlay whiteouts are character devices; links point elsewhere
             top = image_path.split("/")[1]
             if top in {"tests", "solution"}:
-                findings.append(LeakFinding(kind="harbor_dir_in_image", where=image_path, source=f"{top}/",
-                                            detail=f"/{top} is where Harbor puts the {'tests' if top == 'tests' else 'reference solution'}; the agent can read it"))
+                findings.append(
+                    LeakFinding(
+                        kind="harbor_dir_in_image",
+                        where=image_path,
+                        source=f"{top}/",
+                        detail=f"/{top} is where Harbor puts the "
+                        f"{'tests' if top == 'tests' else 'reference solution'}; the agent can read it",
+                    )
+                )
                 continue
             if name in secrets.test_program_names:
-                findings.append(LeakFinding(kind="test_program_in_image", where=image_path, source=f"tests/{name}",
-                                            detail="a file with the name of one of the task's test programs"))
+                findings.append(
+                    LeakFinding(
+                        kind="test_program_in_image",
+                        where=image_path,
+                        source=f"tests/{name}",
+                        detail="a file with the name of one of the task's test programs",
+                    )
+                )
                 continue
             text = read_text(path)
             if text is None:
@@ -427,9 +532,19 @@ def scan_tree(root: Path, secrets: Secrets, *, skip: re.Pattern[str] | None = SK
                 if len(src.lines) < 2 or (src.role == "tests" and not (src.test_program or src.answers)):
                     continue
                 if src.lines <= lines:
-                    kind = "solution_in_image" if src.role == "solution" else ("answers_in_image" if src.answers else "tests_in_image")
-                    findings.append(LeakFinding(kind=kind, where=image_path, source=src.rel,
-                                                detail=f"contains all {len(src.lines)} distinctive lines of {src.rel}"))
+                    kind = (
+                        "solution_in_image"
+                        if src.role == "solution"
+                        else ("answers_in_image" if src.answers else "tests_in_image")
+                    )
+                    findings.append(
+                        LeakFinding(
+                            kind=kind,
+                            where=image_path,
+                            source=src.rel,
+                            detail=f"contains all {len(src.lines)} distinctive lines of {src.rel}",
+                        )
+                    )
             if len(findings) >= MAX_FINDINGS:
                 return findings
     return findings
@@ -437,7 +552,20 @@ def scan_tree(root: Path, secrets: Secrets, *, skip: re.Pattern[str] | None = SK
 
 # -- scanning other backends from inside ----------------------------------------------
 
-SCAN_ROOTS = ("/app", "/root", "/home", "/opt", "/srv", "/workspace", "/data", "/tests", "/solution", "/usr/local/bin", "/var/www", "/tmp")
+SCAN_ROOTS = (
+    "/app",
+    "/root",
+    "/home",
+    "/opt",
+    "/srv",
+    "/workspace",
+    "/data",
+    "/tests",
+    "/solution",
+    "/usr/local/bin",
+    "/var/www",
+    "/tmp",
+)
 SCAN_ARCHIVE = "/tmp/.autoenv-leak-scan.tgz"
 
 
@@ -473,11 +601,13 @@ class ScanAgent(BaseAgent):
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
         roots = " ".join(shlex.quote(r) for r in self.roots)
         command = (
-            f"cd / && for d in {roots}; do [ -e \"$d\" ] && echo \"$d\"; done > /tmp/.autoenv-scan-roots; "
-            "find $(cat /tmp/.autoenv-scan-roots) -xdev -type d \\( -name '.?*' -o -name site-packages -o -name dist-packages "
+            f'cd / && for d in {roots}; do [ -e "$d" ] && echo "$d"; done > /tmp/.autoenv-scan-roots; '
+            "find $(cat /tmp/.autoenv-scan-roots) -xdev -type d \\( -name '.?*' -o -name site-packages -o -name "
+            "dist-packages "
             "-o -name node_modules -o -name __pycache__ -o -path '*/lib/python*' \\) -prune "
             f"-o -type f -size -{MAX_FILE_BYTES // 1024}k ! -name '.autoenv-*' -print 2>/dev/null"
-            f" | head -n 20000 > /tmp/.autoenv-scan-list; tar -czf {SCAN_ARCHIVE} -T /tmp/.autoenv-scan-list 2>/dev/null; ls -l {SCAN_ARCHIVE}"
+            f" | head -n 20000 > /tmp/.autoenv-scan-list; tar -czf {SCAN_ARCHIVE} -T /tmp/.autoenv-scan-list "
+            f"2>/dev/null; ls -l {SCAN_ARCHIVE}"
         )
         result = await environment.exec(command=command, user="root", timeout_sec=300)
         self.logs_dir.mkdir(parents=True, exist_ok=True)

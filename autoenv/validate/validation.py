@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -56,13 +56,21 @@ class ValidationSettings(BaseModel):
     env: str = "local"
     repeats: int = Field(default=2, ge=1, description="oracle runs; all must pass with the same verdict")
     threshold: float = Field(default=1.0, description="reward that counts as a pass (below 1 for graded rewards)")
-    timeout_margin: float = Field(default=0.5, gt=0, le=1, description="share of a time limit the oracle/verifier may use")
-    oracle: bool = Field(default=True, description="run the reference solution; False validates a task (dataset) without one")
-    strict: bool = Field(default=False, description="warnings (style, unpinned versions, unknown fields) make a task invalid too")
+    timeout_margin: float = Field(
+        default=0.5, gt=0, le=1, description="share of a time limit the oracle/verifier may use"
+    )
+    oracle: bool = Field(
+        default=True, description="run the reference solution; False validates a task (dataset) without one"
+    )
+    strict: bool = Field(
+        default=False, description="warnings (style, unpinned versions, unknown fields) make a task invalid too"
+    )
 
     def key(self) -> str:
-        return (f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g};"
-                f"oracle={int(self.oracle)};strict={int(self.strict)};checks={checks.CHECKS_VERSION}")
+        return (
+            f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g};"
+            f"oracle={int(self.oracle)};strict={int(self.strict)};checks={checks.CHECKS_VERSION}"
+        )
 
     def may_not_run(self) -> frozenset[str]:
         """Checks whose "not run" does not make a task invalid under these settings."""
@@ -99,11 +107,16 @@ class ValidationReport(BaseModel):
         warnings, notes = self.findings(Level.WARNING), self.findings(Level.NOTE)
         later = []
         if warnings:
-            later.append("Warnings (worth fixing; they do not change what the task does"
-                         + ("; --strict counts them as errors" if self.settings.strict else "") + "):\n"
-                         + "\n".join(f"- {w}" for w in warnings))
+            later.append(
+                "Warnings (worth fixing; they do not change what the task does"
+                + ("; --strict counts them as errors" if self.settings.strict else "")
+                + "):\n"
+                + "\n".join(f"- {w}" for w in warnings)
+            )
         if notes:
-            later.append("Notes (limits of how the task is run, not flaws of the task):\n" + "\n".join(f"- {n}" for n in notes))
+            later.append(
+                "Notes (limits of how the task is run, not flaws of the task):\n" + "\n".join(f"- {n}" for n in notes)
+            )
         not_run = [c for c in self.checks if c.passed is None]
         if self.valid:
             head = f"Task {self.task_name} is valid: no errors."
@@ -122,13 +135,27 @@ def default_trials_dir() -> Path:
     return Path("runs") / "validate"
 
 
-def _finish(task_dir: Path, name: str, content_hash: str, settings: ValidationSettings, results: dict[str, CheckResult],
-            started_at: datetime, started: float, *, record: bool) -> ValidationReport:
+def _finish(
+    task_dir: Path,
+    name: str,
+    content_hash: str,
+    settings: ValidationSettings,
+    results: dict[str, CheckResult],
+    started_at: datetime,
+    started: float,
+    *,
+    record: bool,
+) -> ValidationReport:
     ordered = [results.get(n) or skipped(n, "an earlier check failed") for n in CHECK_ORDER]
     report = ValidationReport(
-        task=str(task_dir), task_name=name, content_hash=content_hash, settings=settings,
-        valid=all(c.passed is True or (c.passed is None and c.name in settings.may_not_run()) for c in ordered), checks=ordered,
-        started_at=started_at, duration_sec=round(time.monotonic() - started, 3),
+        task=str(task_dir),
+        task_name=name,
+        content_hash=content_hash,
+        settings=settings,
+        valid=all(c.passed is True or (c.passed is None and c.name in settings.may_not_run()) for c in ordered),
+        checks=ordered,
+        started_at=started_at,
+        duration_sec=round(time.monotonic() - started, 3),
     )
     if record:
         cache.save_record(task_dir, "validation", settings.key(), report)
@@ -160,9 +187,10 @@ async def avalidate_task(
     that need it are reported as not run and do not make the task invalid. ``strict``: warnings count.
     """
     task_dir = Path(path).resolve()
-    settings = ValidationSettings(env=env, repeats=repeats, threshold=threshold, timeout_margin=timeout_margin,
-                                  oracle=oracle, strict=strict)
-    started_at, started = datetime.now(timezone.utc), time.monotonic()
+    settings = ValidationSettings(
+        env=env, repeats=repeats, threshold=threshold, timeout_margin=timeout_margin, oracle=oracle, strict=strict
+    )
+    started_at, started = datetime.now(UTC), time.monotonic()
     results: dict[str, CheckResult] = {}
 
     if not task_dir.is_dir():
@@ -181,7 +209,9 @@ async def avalidate_task(
             if base is not None:
                 results = {c.name: c for c in base.checks}
                 results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=True)
-                return _finish(task_dir, base.task_name, content_hash, settings, results, started_at, started, record=record)
+                return _finish(
+                    task_dir, base.task_name, content_hash, settings, results, started_at, started, record=record
+                )
 
     # 1. structure. A failing lint does not hide the behavioural checks: they run on every task that
     # Harbor can load and that has a verifier script to run.
@@ -191,7 +221,11 @@ async def avalidate_task(
     except Exception:  # noqa: BLE001 - the structure check has said why
         return _finish(task_dir, task_dir.name, content_hash, settings, results, started_at, started, record=record)
     if not task.paths.test_path.is_file() or task.config.steps:
-        why = "no verifier script to run" if not task.paths.test_path.is_file() else "multi-step tasks are checked statically only"
+        why = (
+            "no verifier script to run"
+            if not task.paths.test_path.is_file()
+            else "multi-step tasks are checked statically only"
+        )
         for n in CHECK_ORDER[1:]:
             results[n] = skipped(n, why)
         return _finish(task_dir, task_dir.name, content_hash, settings, results, started_at, started, record=record)
@@ -208,7 +242,9 @@ async def avalidate_task(
     if env == "local":
         results["build"], image = await checks.check_build_local(task_dir, force=force)
         if image is None:
-            results["leakage"] = checks.check_leakage(None, instruction_findings, image_note="the environment did not build")
+            results["leakage"] = checks.check_leakage(
+                None, instruction_findings, image_note="the environment did not build"
+            )
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
         image_findings = await asyncio.to_thread(scan_tree, image.rootfs, secrets)
 
@@ -231,7 +267,9 @@ async def avalidate_task(
     if env != "local":
         results["build"] = checks.check_build_from_trials(outcomes, task.config.environment.build_timeout_sec)
         if not results["build"].passed:
-            results["leakage"] = checks.check_leakage(None, instruction_findings, image_note="the environment did not build")
+            results["leakage"] = checks.check_leakage(
+                None, instruction_findings, image_note="the environment did not build"
+            )
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
         scan = outcomes[-1]
         try:
@@ -252,7 +290,8 @@ async def avalidate_task(
     results["leakage"] = checks.check_leakage(image_findings, instruction_findings, image_note=image_note)
     verifier_cfg = task.config.verifier
     separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (
-        verifier_cfg.environment_mode is None and verifier_cfg.environment is not None)
+        verifier_cfg.environment_mode is None and verifier_cfg.environment is not None
+    )
     diagnosis = None
     shared_only: list[str] | None = None
     if nop.reward is not None and nop.reward >= threshold:
@@ -267,8 +306,18 @@ async def avalidate_task(
             # a shared-mode verifier falls to the harness families anyway: what matters is whether the
             # cheats aimed at this task's tests win without them (one trial), and only then which one
             families = [f for f in families if f not in SHARED_MODE_FAMILIES]
-            aimed = (await runner.arun_many([(task_dir, ADVERSARY, {"cheats": ",".join(families)})], n_concurrent=n_concurrent,
-                                            env=env, trials_dir=trials_root))[0] if families else None
+            aimed = (
+                (
+                    await runner.arun_many(
+                        [(task_dir, ADVERSARY, {"cheats": ",".join(families)})],
+                        n_concurrent=n_concurrent,
+                        env=env,
+                        trials_dir=trials_root,
+                    )
+                )[0]
+                if families
+                else None
+            )
             if aimed is None or aimed.reward is None or aimed.reward < threshold:
                 shared_only = [f for f in checks.CHEAT_ADVICE if f in applied and f in SHARED_MODE_FAMILIES]
                 families = []
@@ -276,21 +325,34 @@ async def avalidate_task(
                 diagnosis = {families[0]: aimed}
                 families = []
         if families:
-            runs = await runner.arun_many([(task_dir, ADVERSARY, {"cheats": f}) for f in families], n_concurrent=n_concurrent,
-                                          env=env, trials_dir=trials_root)
+            runs = await runner.arun_many(
+                [(task_dir, ADVERSARY, {"cheats": f}) for f in families],
+                n_concurrent=n_concurrent,
+                env=env,
+                trials_dir=trials_root,
+            )
             diagnosis = dict(zip(families, runs))
     if "tamper" not in results:
-        results["tamper"] = checks.check_tamper(adversary, threshold=threshold, diagnosis=diagnosis, shared_only=shared_only,
-                                                task_toml=str(task_dir / "task.toml"))
+        results["tamper"] = checks.check_tamper(
+            adversary,
+            threshold=threshold,
+            diagnosis=diagnosis,
+            shared_only=shared_only,
+            task_toml=str(task_dir / "task.toml"),
+        )
     if not separate and results["tamper"].passed:
         # the structure check's shared-verifier note says what that means for the reward
         results["tamper"].evidence["verifier_mode"] = "shared"
     if partial is None:
         pass
     elif nop.reward is not None and nop.reward >= threshold:
-        results["partial"] = skipped("partial", "doing nothing already passes (see nop), so a partial solution proves nothing more")
+        results["partial"] = skipped(
+            "partial", "doing nothing already passes (see nop), so a partial solution proves nothing more"
+        )
     elif not results["oracle"].passed:
-        results["partial"] = skipped("partial", "the reference solution does not pass (see oracle), so there is nothing to take away from")
+        results["partial"] = skipped(
+            "partial", "the reference solution does not pass (see oracle), so there is nothing to take away from"
+        )
     else:
         results["partial"] = checks.check_partial(partial, threshold=threshold)
     if run_oracle:

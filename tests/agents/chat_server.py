@@ -29,11 +29,22 @@ def load_recording(name: str) -> list[dict[str, Any]]:
 
 
 def _ids(text: str, salt: int) -> list[int]:
-    return [(salt * 7919 + i * 104729 + sum(map(ord, text[i * 4 : i * 4 + 4]))) % 151_000 for i in range(max(1, (len(text) + 3) // 4))]
+    return [
+        (salt * 7919 + i * 104729 + sum(map(ord, text[i * 4 : i * 4 + 4]))) % 151_000
+        for i in range(max(1, (len(text) + 3) // 4))
+    ]
 
 
-def completion(turn: int, *, content: str | None = None, calls: list[tuple[str, Any]] | None = None, rollout: bool = True,
-               version: str | None = "step-42", prompt_len: int | None = None, finish_reason: str | None = None) -> dict[str, Any]:
+def completion(
+    turn: int,
+    *,
+    content: str | None = None,
+    calls: list[tuple[str, Any]] | None = None,
+    rollout: bool = True,
+    version: str | None = "step-42",
+    prompt_len: int | None = None,
+    finish_reason: str | None = None,
+) -> dict[str, Any]:
     tool_calls = None
     if calls:
         tool_calls = [
@@ -67,7 +78,10 @@ def completion(turn: int, *, content: str | None = None, calls: list[tuple[str, 
     }
     if rollout:
         choice["logprobs"] = {
-            "content": [{"token": f"t{t}", "logprob": -round(0.001 * (t % 997), 6), "bytes": None, "top_logprobs": []} for t in completion_ids]
+            "content": [
+                {"token": f"t{t}", "logprob": -round(0.001 * (t % 997), 6), "bytes": None, "top_logprobs": []}
+                for t in completion_ids
+            ]
         }
         choice["token_ids"] = completion_ids
         body["prompt_token_ids"] = prompt_ids
@@ -77,9 +91,14 @@ def completion(turn: int, *, content: str | None = None, calls: list[tuple[str, 
     return {"status": 200, "headers": headers, "body": body}
 
 
-def error(status: int, message: str, kind: str = "invalid_request_error", headers: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"status": status, "headers": headers or {}, "body": {"error": {"message": message, "type": kind, "param": None, "code": status}}}
-
+def error(
+    status: int, message: str, kind: str = "invalid_request_error", headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "headers": headers or {},
+        "body": {"error": {"message": message, "type": kind, "param": None, "code": status}},
+    }
 
 
 class ReplayServer:
@@ -113,12 +132,23 @@ class ReplayServer:
                 except json.JSONDecodeError:
                     body = {"_raw": raw.decode(errors="replace")}
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                    server.requests.append(
+                        {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                    )
                     if self.path != f"{server.prefix}/chat/completions":
                         self._send(404, {"error": {"message": f"Not Found: {self.path}", "type": "not_found"}})
                         return
                     if server.api_key is not None and self.headers.get("authorization") != f"Bearer {server.api_key}":
-                        self._send(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key"}})
+                        self._send(
+                            401,
+                            {
+                                "error": {
+                                    "message": "Incorrect API key provided.",
+                                    "type": "invalid_request_error",
+                                    "code": "invalid_api_key",
+                                }
+                            },
+                        )
                         return
                     if server._served >= len(server.exchanges):
                         server.problems.append(f"request {len(server.requests)} came after the recording ended")
@@ -169,9 +199,15 @@ class ReplayServer:
         if "n_messages" in expect and len(messages) != expect["n_messages"]:
             self.problems.append(f"request {n}: {len(messages)} messages, expected {expect['n_messages']}")
         if "last_role" in expect and (not messages or messages[-1].get("role") != expect["last_role"]):
-            self.problems.append(f"request {n}: last message role {messages[-1].get('role') if messages else None}, expected {expect['last_role']}")
+            self.problems.append(
+                f"request {n}: last message role {messages[-1].get('role') if messages else None}, expected "
+                f"{expect['last_role']}"
+            )
         if "tool_call_id" in expect and (not messages or messages[-1].get("tool_call_id") != expect["tool_call_id"]):
-            self.problems.append(f"request {n}: last tool_call_id {messages[-1].get('tool_call_id') if messages else None}, expected {expect['tool_call_id']}")
+            self.problems.append(
+                f"request {n}: last tool_call_id {messages[-1].get('tool_call_id') if messages else None}, expected "
+                f"{expect['tool_call_id']}"
+            )
         for text in expect.get("contains", []):
             if text not in json.dumps(messages):
                 self.problems.append(f"request {n}: messages do not contain {text!r}")
@@ -182,7 +218,7 @@ class ReplayServer:
             if actual != value:
                 self.problems.append(f"request {n}: {key}={actual!r}, expected {value!r}")
 
-    def __enter__(self) -> "ReplayServer":
+    def __enter__(self) -> ReplayServer:
         self._thread.start()
         return self
 

@@ -81,7 +81,9 @@ def test_unusable_replies_say_why(text, why):
 
 
 def test_tool_calls_are_validated():
-    assert action_from_tool_call("write_file", '{"path": "a", "content": "x"}') == WriteFileAction(path="a", content="x")
+    assert action_from_tool_call("write_file", '{"path": "a", "content": "x"}') == WriteFileAction(
+        path="a", content="x"
+    )
     assert action_from_tool_call("finish", "") == FinishAction()
     with pytest.raises(InvalidActionError, match="not valid JSON"):
         action_from_tool_call("run", '{"command": "ls')
@@ -96,7 +98,12 @@ def test_tool_schemas_match_the_action_models():
         fn = tool["function"]
         assert fn["name"] in TOOL_NAMES
         required = set(fn["parameters"]["required"])
-        example = {"run": {"command": "x"}, "read_file": {"path": "p"}, "write_file": {"path": "p", "content": ""}, "finish": {"message": "m"}}[fn["name"]]
+        example = {
+            "run": {"command": "x"},
+            "read_file": {"path": "p"},
+            "write_file": {"path": "p", "content": ""},
+            "finish": {"message": "m"},
+        }[fn["name"]]
         assert required <= set(example)
         action = action_from_tool_call(fn["name"], example)
         assert action_to_tool_call(action) == (fn["name"], example)

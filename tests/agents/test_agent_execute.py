@@ -36,7 +36,9 @@ def in_sandbox(task: Path, tmp_path: Path, body):
 
 
 async def do(env, action, **kw):
-    return await execute(env, action, "c1", timeout_sec=kw.get("timeout_sec", 30), max_output_chars=kw.get("max_output_chars", 10_000))
+    return await execute(
+        env, action, "c1", timeout_sec=kw.get("timeout_sec", 30), max_output_chars=kw.get("max_output_chars", 10_000)
+    )
 
 
 def test_trim_keeps_head_and_tail():
@@ -70,9 +72,16 @@ def test_run_read_write_in_the_sandbox(make_task, tmp_path):
     out = in_sandbox(task, tmp_path, body)
     assert out["run"].output == "out\nerr\n[exit code 3]" and out["run"].exit_code == 3
     assert out["cwd"].output.startswith("/app\nbuilt\n")
-    assert out["long"].truncated and out["long"].output.startswith("1\n2\n") and "100000\n[exit code 0]" in out["long"].output
+    assert (
+        out["long"].truncated
+        and out["long"].output.startswith("1\n2\n")
+        and "100000\n[exit code 0]" in out["long"].output
+    )
     assert out["timeout"].error == "timeout" and out["timeout"].duration_sec < 10
-    assert out["write"].exit_code == 0 and out["write"].output == f"Wrote {len(tricky.encode())} bytes to /app/deep/dir/t.txt."
+    assert (
+        out["write"].exit_code == 0
+        and out["write"].output == f"Wrote {len(tricky.encode())} bytes to /app/deep/dir/t.txt."
+    )
     assert out["read"].output == tricky
     assert out["sum"].output.split()[0] == hashlib.sha256(big.encode()).hexdigest()
     assert out["missing"].error == "read_failed" and "No such file" in out["missing"].output

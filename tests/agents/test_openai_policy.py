@@ -26,7 +26,9 @@ from autoenv.agents.policies.openai_policy import OpenAIPolicy
 def act(policy: OpenAIPolicy, conversation: Conversation | None = None):
     async def go():
         try:
-            return await policy.act(conversation or Conversation(instruction="Write hello to /app/out.txt", workdir="/app"))
+            return await policy.act(
+                conversation or Conversation(instruction="Write hello to /app/out.txt", workdir="/app")
+            )
         finally:
             await policy.aclose()
 
@@ -91,9 +93,18 @@ def test_server_errors_give_up_after_the_retry_budget(replay):
 def test_tool_calling_falls_back_to_the_text_format(replay):
     server = replay(
         [
-            {"expect": {"tools": True}, "response": error(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')},
-            {"expect": {"tools": False, "contains": ["```write_file <path>"]},
-             "response": completion(1, content="```write_file /app/out.txt\nhello\n```", rollout=False, version=None)},
+            {
+                "expect": {"tools": True},
+                "response": error(
+                    400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+                ),
+            },
+            {
+                "expect": {"tools": False, "contains": ["```write_file <path>"]},
+                "response": completion(
+                    1, content="```write_file /app/out.txt\nhello\n```", rollout=False, version=None
+                ),
+            },
         ]
     )
     policy = policy_for(server)
@@ -154,7 +165,8 @@ def test_history_replays_tool_calls_and_their_results(replay):
         conversation = Conversation(instruction="task")
         first = await policy.act(conversation)
         results = [
-            ActionResult(call_id=c.id, action=c.action, output=f"out of {c.action.command}", exit_code=0) for c in first.calls
+            ActionResult(call_id=c.id, action=c.action, output=f"out of {c.action.command}", exit_code=0)
+            for c in first.calls
         ]
         conversation.turns.append(Turn(reply=first, results=results))
         await policy.act(conversation)
@@ -164,20 +176,30 @@ def test_history_replays_tool_calls_and_their_results(replay):
     messages = server.chat_requests()[1]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "tool"]
     assert [c["id"] for c in messages[2]["tool_calls"]] == ["chatcmpl-tool-10", "chatcmpl-tool-11"]
-    assert [(m["tool_call_id"], m["content"]) for m in messages[3:]] == [("chatcmpl-tool-10", "out of ls"), ("chatcmpl-tool-11", "out of pwd")]
+    assert [(m["tool_call_id"], m["content"]) for m in messages[3:]] == [
+        ("chatcmpl-tool-10", "out of ls"),
+        ("chatcmpl-tool-11", "out of pwd"),
+    ]
 
 
 def test_bad_key_is_a_clear_auth_error(replay):
     server = replay([{"response": completion(1, calls=[("finish", {})])}], api_key="sk-right")
-    with pytest.raises(PolicyAuthError, match=r"rejected the API key \(HTTP 401: Incorrect API key provided.\).*OPENAI_API_KEY"):
+    with pytest.raises(
+        PolicyAuthError, match=r"rejected the API key \(HTTP 401: Incorrect API key provided.\).*OPENAI_API_KEY"
+    ):
         act(policy_for(server, api_key="sk-wrong"))
     assert server.requests[0]["headers"]["authorization"] == "Bearer sk-wrong"
     assert server.served == 0  # not retried
 
 
 def test_nothing_listening_is_a_clear_connection_error(closed_port_url):
-    policy = OpenAIPolicy(model=MODEL, base_url=closed_port_url, api_key="k", retry_base_sec=0.01, max_connect_retries=1)
-    with pytest.raises(PolicyConnectionError, match=r"cannot reach an OpenAI-compatible endpoint at http://127\.0\.0\.1:\d+/v1/ after 1 retry.*--base-url"):
+    policy = OpenAIPolicy(
+        model=MODEL, base_url=closed_port_url, api_key="k", retry_base_sec=0.01, max_connect_retries=1
+    )
+    with pytest.raises(
+        PolicyConnectionError,
+        match=r"cannot reach an OpenAI-compatible endpoint at http://127\.0\.0\.1:\d+/v1/ after 1 retry.*--base-url",
+    ):
         act(policy)
 
 
@@ -189,7 +211,15 @@ def test_base_url_without_v1_is_a_clear_404(replay):
 
 
 def test_context_overflow_ends_the_episode_not_the_trial(replay):
-    server = replay([{"response": error(400, "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.")}])
+    server = replay(
+        [
+            {
+                "response": error(
+                    400, "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens."
+                )
+            }
+        ]
+    )
     with pytest.raises(ContextLengthExceededError) as info:
         act(policy_for(server))
     assert info.value.stop_reason == "context_length"

@@ -17,7 +17,9 @@ INSTRUCTION = 'Write "hello" to /app/out.txt\n'
 
 
 def test_same_seed_same_decision_and_rate_matches_success_rate():
-    assert ScriptedPolicy(seed=7, success_rate=0.5).decide(INSTRUCTION) == ScriptedPolicy(seed=7, success_rate=0.5).decide(INSTRUCTION)
+    assert ScriptedPolicy(seed=7, success_rate=0.5).decide(INSTRUCTION) == ScriptedPolicy(
+        seed=7, success_rate=0.5
+    ).decide(INSTRUCTION)
     attempts = [ScriptedPolicy(seed=s, success_rate=0.3).decide(INSTRUCTION)["attempt"] for s in range(1000)]
     assert abs(sum(attempts) / len(attempts) - 0.3) < 0.05
     assert all(ScriptedPolicy(seed=s, success_rate=1.0).decide(INSTRUCTION)["attempt"] for s in range(50))
@@ -76,9 +78,17 @@ def test_write_literal_episode_reacts_to_what_it_reads_back():
     "instruction, recipe, found",
     [
         ('Write "hello" to /app/out.txt', "write_literal", {"text": "hello", "path": "/app/out.txt"}),
-        ("Write the word hello (and nothing else) to /app/out.txt.\n", "write_literal", {"text": "hello", "path": "/app/out.txt"}),
+        (
+            "Write the word hello (and nothing else) to /app/out.txt.\n",
+            "write_literal",
+            {"text": "hello", "path": "/app/out.txt"},
+        ),
         ("Create a file /tmp/x.txt containing 'done'", "write_literal", {"text": "done", "path": "/tmp/x.txt"}),
-        ("Fix `mean` in `/srv/lib/stats.py` so that it works.", "fix_function", {"func": "mean", "path": "/srv/lib/stats.py", "commands": []}),
+        (
+            "Fix `mean` in `/srv/lib/stats.py` so that it works.",
+            "fix_function",
+            {"func": "mean", "path": "/srv/lib/stats.py", "commands": []},
+        ),
         ("Compute the weighted mean of the readings.", None, None),
         ("Fix `frobnicate` in `/app/x.py`.", None, None),  # no known-good implementation
     ],
@@ -93,7 +103,12 @@ def test_recipes_are_keyed_on_the_instruction(instruction, recipe, found):
 
 @pytest.mark.parametrize(
     "task, recipe",
-    [("fix-median-bug", "fix_function"), ("spam-classifier", "text_classifier"), ("shell-backup-rotation", "backup_rotation"), ("csv-statistic", None)],
+    [
+        ("fix-median-bug", "fix_function"),
+        ("spam-classifier", "text_classifier"),
+        ("shell-backup-rotation", "backup_rotation"),
+        ("csv-statistic", None),
+    ],
 )
 def test_bundled_instructions_pick_their_recipe(task, recipe):
     matched = match_recipe((bundled(task) / "instruction.md").read_text())

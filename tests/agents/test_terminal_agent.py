@@ -3,8 +3,6 @@ scripted policy or by the real ``openai`` client talking to a replay server on l
 
 from __future__ import annotations
 
-from autoenv.trials.runner import ERROR_KINDS
-
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +18,7 @@ from harbor.utils.trajectory_validator import TrajectoryValidator
 
 from autoenv.agents.terminal import TerminalAgent
 from autoenv.agents.trajectory import load_steps_jsonl, load_trajectory
-from autoenv.trials.runner import run_trial
+from autoenv.trials.runner import ERROR_KINDS, run_trial
 
 pytestmark = needs_sandbox
 
@@ -95,8 +93,7 @@ def test_scripted_policy_solves_bundled_tasks(task, trials_dir):
 
 
 @pytest.mark.parametrize(
-    "limits, stop_reason, n_turns",
-    [({"max_turns": 1}, "max_turns", 1), ({"max_wall_sec": 0.001}, "wall_time", 0)],
+    "limits, stop_reason, n_turns", [({"max_turns": 1}, "max_turns", 1), ({"max_wall_sec": 0.001}, "wall_time", 0)]
 )
 def test_limits_end_the_episode_and_say_why(hello_task, trials_dir, limits, stop_reason, n_turns):
     outcome = scripted(hello_task, trials_dir, **limits)
@@ -117,7 +114,9 @@ def test_replayed_tool_calling_model_solves_hello_through_a_429(hello_task, tria
 
     files = trial_files(outcome.trial_dir)
     trajectory = assert_valid_atif(files)
-    assert trajectory.agent.model_name == MODEL and [t["function"]["name"] for t in trajectory.agent.tool_definitions] == ["run", "read_file", "write_file", "finish"]
+    assert trajectory.agent.model_name == MODEL and [
+        t["function"]["name"] for t in trajectory.agent.tool_definitions
+    ] == ["run", "read_file", "write_file", "finish"]
     steps = agent_steps(trajectory)
     recorded = [e["response"] for e in server.exchanges if e["response"]["status"] == 200]
     for step, response in zip(steps, recorded):
@@ -140,10 +139,21 @@ def test_replayed_tool_calling_model_solves_hello_through_a_429(hello_task, tria
     assert detail["completion_token_ids"] == [s.metrics.completion_token_ids for s in steps]
     assert detail["extra"]["policy_version"] == ["step-42"] * 3
     meta = agent_result["metadata"]
-    assert (meta["n_retries"], meta["tool_mode"], meta["stop_reason"], meta["finish_message"]) == (1, "tools", "finish", "wrote hello")
+    assert (meta["n_retries"], meta["tool_mode"], meta["stop_reason"], meta["finish_message"]) == (
+        1,
+        "tools",
+        "finish",
+        "wrote hello",
+    )
 
     # Harbor's own SFT exporter reads it: one conversation per agent turn, tool calls inline
-    run_metadata = {"agent_name": "terminal", "model_name": MODEL, "model_provider": "openai", "start_time": "t", "run_id": "r"}
+    run_metadata = {
+        "agent_name": "terminal",
+        "model_name": MODEL,
+        "model_provider": "openai",
+        "start_time": "t",
+        "run_id": "r",
+    }
     conversations = extract_conversations_from_trajectory(files["agent_dir"] / "trajectory.json", run_metadata)
     assert len(conversations) == 3
     last = conversations[-1]["conversations"]
@@ -165,7 +175,9 @@ def test_replayed_text_only_model_with_one_non_action_reply(hello_task, trials_d
     assert "contains no action" in invalid.extra["invalid_reply"]
     assert invalid.tool_calls is None
     (feedback,) = invalid.observation.results
-    assert feedback.extra == {"error": "invalid_action"} and feedback.content.startswith("ERROR: your last reply could not be executed")
+    assert feedback.extra == {"error": "invalid_action"} and feedback.content.startswith(
+        "ERROR: your last reply could not be executed"
+    )
     assert [tc.function_name for tc in write.tool_calls] == ["write_file"]
     assert write.metrics.prompt_token_ids is None  # this server has no token ids; nothing is invented
     meta = files["result"]["agent_result"]["metadata"]
@@ -190,7 +202,11 @@ def test_replies_that_are_never_actions_end_the_episode_without_a_crash(hello_ta
     files = trial_files(outcome.trial_dir)
     steps = agent_steps(assert_valid_atif(files))
     reasons = [s.extra["invalid_reply"] for s in steps]
-    assert "not valid JSON" in reasons[0] and "unknown action 'browse'" in reasons[1] and "contains no action" in reasons[2]
+    assert (
+        "not valid JSON" in reasons[0]
+        and "unknown action 'browse'" in reasons[1]
+        and "contains no action" in reasons[2]
+    )
     assert steps[0].tool_calls[0].extra["error"] and steps[0].tool_calls[0].arguments == {"_raw": '{"command": "ls -la'}
     assert files["result"]["agent_result"]["metadata"]["stop_reason"] == "invalid_actions"
 
@@ -207,7 +223,11 @@ def test_harbor_agent_timeout_keeps_the_turns_played_so_far(hello_task, trials_d
     recording[1] = {**recording[1], "delay_sec": 30}  # the model stalls on the second turn
     server = replay(recording)
     outcome = run_trial(
-        hello_task, "terminal", model=MODEL, trials_dir=trials_dir, agent_timeout_sec=3,
+        hello_task,
+        "terminal",
+        model=MODEL,
+        trials_dir=trials_dir,
+        agent_timeout_sec=3,
         agent_kwargs={"policy": "openai", "base_url": server.url},
     )
     assert (outcome.error, outcome.reward) == ("agent_timeout", 0.0)  # the verifier still ran
@@ -236,14 +256,22 @@ def _assert_recorded_error(outcome, kind: str, text: str) -> dict:
 
 def test_nothing_listening_at_the_base_url(hello_task, trials_dir, closed_port_url, api_key):
     outcome = run_trial(
-        hello_task, "terminal", model=MODEL, trials_dir=trials_dir,
+        hello_task,
+        "terminal",
+        model=MODEL,
+        trials_dir=trials_dir,
         agent_kwargs={"policy": "openai", "base_url": closed_port_url, "retry_base_sec": 0.01},
     )
     _assert_recorded_error(outcome, "policy_unreachable", "cannot reach an OpenAI-compatible endpoint")
 
 
 def test_openai_policy_without_a_model(hello_task, trials_dir, api_key):
-    outcome = run_trial(hello_task, "terminal", trials_dir=trials_dir, agent_kwargs={"policy": "openai", "base_url": "http://127.0.0.1:9/v1"})
+    outcome = run_trial(
+        hello_task,
+        "terminal",
+        trials_dir=trials_dir,
+        agent_kwargs={"policy": "openai", "base_url": "http://127.0.0.1:9/v1"},
+    )
     _assert_recorded_error(outcome, "policy_config", "needs a model name")
 
 
@@ -274,16 +302,35 @@ def test_harbor_loads_the_agent_by_import_path(tmp_path):
     assert agent.options.base_url == "http://127.0.0.1:8000/v1"
     assert agent.to_agent_info().model_info.name == "Qwen/Qwen3-8B"
     with pytest.raises(ValueError, match="Unknown option 'temprature'"):
-        AgentFactory.create_agent_from_config(AgentConfig(import_path=TerminalAgent.import_path(), kwargs={"temprature": 1}), logs_dir=tmp_path)
+        AgentFactory.create_agent_from_config(
+            AgentConfig(import_path=TerminalAgent.import_path(), kwargs={"temprature": 1}), logs_dir=tmp_path
+        )
 
 
 @pytest.mark.slow
 def test_harbor_cli_runs_the_agent_as_a_custom_agent(hello_task, trials_dir):
     harbor = Path(sys.executable).with_name("harbor")
     out = subprocess.run(
-        [str(harbor), "trial", "start", "-p", str(hello_task), "-a", TerminalAgent.import_path(), "-e", "autoenv.sandbox.local:LocalEnvironment",
-         "--agent-kwarg", "policy=scripted", "--agent-kwarg", "seed=2", "--trials-dir", str(trials_dir)],
-        capture_output=True, text=True, timeout=300,
+        [
+            str(harbor),
+            "trial",
+            "start",
+            "-p",
+            str(hello_task),
+            "-a",
+            TerminalAgent.import_path(),
+            "-e",
+            "autoenv.sandbox.local:LocalEnvironment",
+            "--agent-kwarg",
+            "policy=scripted",
+            "--agent-kwarg",
+            "seed=2",
+            "--trials-dir",
+            str(trials_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "'reward': 1.0" in out.stdout

@@ -20,7 +20,7 @@ def logprobs(model, prompt: list[int], completion: list[int]) -> list[float]:
     with torch.no_grad():
         logits = model(input_ids=ids).logits[0].float()
     lp = torch.log_softmax(logits[:-1], -1).gather(-1, ids[0, 1:].unsqueeze(-1)).squeeze(-1)
-    return [float(x) for x in lp[len(prompt) - 1:]]
+    return [float(x) for x in lp[len(prompt) - 1 :]]
 
 
 def main() -> None:

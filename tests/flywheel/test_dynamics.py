@@ -63,11 +63,13 @@ def test_a_short_flywheel_learns_as_solver_and_as_proposer(tmp_path):
 
 
 def test_the_static_baseline_saturates_as_the_solver_masters_its_fixed_set(tmp_path):
-    """Fig. 7's baseline: on a fixed set of easy tasks the groups lose their reward variance once the solver has learned them."""
+    """Fig. 7's baseline: on a fixed set of easy tasks the groups lose their reward variance once the solver has
+    learned them."""
     cases = [SeedCase.load(REPO / "examples" / "seed_cases" / "csv-weighted-stats.yaml")]
     static = generated_set(tmp_path / "static", cases, per_case=2, seed=2000, level=1)
     config = run_configs(tmp_path, 4, tmp_path, static, static, 1)["static"].model_copy(
-        update={"trainer": "table:lr=4", "tasks_per_step": 2, "benchmark_dir": None})
+        update={"trainer": "table:lr=4", "tasks_per_step": 2, "benchmark_dir": None}
+    )
     reports = asyncio.run(Flywheel(config, Store(tmp_path / "static.db")).run())
     rates = [r.useful_group_rate for r in reports]
     assert rates[0] > 0 and rates[-1] == 0.0, f"useful-group rate per step: {rates}"

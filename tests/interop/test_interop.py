@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from autoenv.sandbox.backends import DOCKER_IMPORT_PATH, LOCAL_IMPORT_PATH, UnknownBackend, backend_names, environment_config
+from autoenv.sandbox.backends import (
+    DOCKER_IMPORT_PATH,
+    LOCAL_IMPORT_PATH,
+    UnknownBackend,
+    backend_names,
+    environment_config,
+)
 from autoenv.store.db import Store
 from autoenv.taskfmt.hashing import task_hash
 from tests.conftest import EXAMPLE_TASKS, needs_namespaces
@@ -32,7 +38,11 @@ def test_every_harbor_environment_is_selectable():
 
 
 def test_cli_rejects_unknown_environment():
-    out = subprocess.run([str(BIN / "autoenv"), "trial", str(EXAMPLE_TASKS / "fix-median-bug"), "--env", "dokcer"], capture_output=True, text=True)
+    out = subprocess.run(
+        [str(BIN / "autoenv"), "trial", str(EXAMPLE_TASKS / "fix-median-bug"), "--env", "dokcer"],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 1 and "unknown environment" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -45,16 +55,42 @@ def test_exported_dataset_runs_under_harbor_run(tmp_path):
     for name in chosen:
         copy = tmp_path / "generated" / name
         shutil.copytree(EXAMPLE_TASKS / name, copy)
-        store.upsert_task(hash=task_hash(copy), name=name, path=str(copy), method="feedback", valid=True, calibrated=True)
-    store.upsert_task(hash="rejected", name="rejected", path=str(tmp_path / "nowhere"), method="prompt", valid=False, calibrated=False)
+        store.upsert_task(
+            hash=task_hash(copy), name=name, path=str(copy), method="feedback", valid=True, calibrated=True
+        )
+    store.upsert_task(
+        hash="rejected", name="rejected", path=str(tmp_path / "nowhere"), method="prompt", valid=False, calibrated=False
+    )
     store.close()
     dataset = tmp_path / "dataset"
-    out = subprocess.run([str(BIN / "autoenv"), "export-harbor", str(dataset), "--db", str(tmp_path / "s.db")], capture_output=True, text=True)
+    out = subprocess.run(
+        [str(BIN / "autoenv"), "export-harbor", str(dataset), "--db", str(tmp_path / "s.db")],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     assert sorted(p.name for p in dataset.iterdir()) == sorted(chosen)
     jobs = tmp_path / "jobs"
-    run = subprocess.run([str(BIN / "harbor"), "run", "-p", str(dataset), "-a", "oracle", "-e", LOCAL_IMPORT_PATH, "-n", "2", "-o", str(jobs)],
-                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            str(BIN / "harbor"),
+            "run",
+            "-p",
+            str(dataset),
+            "-a",
+            "oracle",
+            "-e",
+            LOCAL_IMPORT_PATH,
+            "-n",
+            "2",
+            "-o",
+            str(jobs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     result = json.loads(next(jobs.glob("*/result.json")).read_text())
     stats = result["stats"]
@@ -66,5 +102,9 @@ def test_export_refuses_a_broken_task(tmp_path):
     broken = tmp_path / "src" / "broken"
     shutil.copytree(EXAMPLE_TASKS / "fix-median-bug", broken)
     (broken / "solution" / "solve.sh").unlink()
-    out = subprocess.run([str(BIN / "autoenv"), "export-harbor", str(tmp_path / "ds"), "--from", str(tmp_path / "src")], capture_output=True, text=True)
+    out = subprocess.run(
+        [str(BIN / "autoenv"), "export-harbor", str(tmp_path / "ds"), "--from", str(tmp_path / "src")],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 1 and "not exportable" in out.stderr and "solve.sh" in out.stderr

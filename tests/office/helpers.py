@@ -36,16 +36,39 @@ def _env(app: Path) -> dict[str, str]:
 
 
 def run_solution(task: Path, app: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(task / "solution" / "solve.py")], env=_env(app),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(task / "solution" / "solve.py")],
+        env=_env(app),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def run_verifier(task: Path, app: Path) -> subprocess.CompletedProcess:
     """The task's tests/test_outputs.py against ``app``; returncode 0 means reward 1."""
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir", str(task / "tests"),
-         "--noconftest", "--import-mode=append", "-rA", str(task / "tests" / "test_outputs.py")],
-        cwd=task / "tests", env=_env(app), capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            os.devnull,
+            "--rootdir",
+            str(task / "tests"),
+            "--noconftest",
+            "--import-mode=append",
+            "-rA",
+            str(task / "tests" / "test_outputs.py"),
+        ],
+        cwd=task / "tests",
+        env=_env(app),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

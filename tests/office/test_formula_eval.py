@@ -8,32 +8,42 @@ from autoenv.families.office.formula_eval import Evaluator, FormulaError, refere
 
 
 def value(formula, cells=None, sheet="S"):
-    data = {("S", "A1"): 10, ("S", "A2"): 4, ("S", "A3"): None, ("S", "B1"): "OK", ("S", "B2"): "check", ("My sheet", "C3"): 2.5}
+    data = {
+        ("S", "A1"): 10,
+        ("S", "A2"): 4,
+        ("S", "A3"): None,
+        ("S", "B1"): "OK",
+        ("S", "B2"): "check",
+        ("My sheet", "C3"): 2.5,
+    }
     data.update(cells or {})
     data[(sheet, "Z99")] = formula
     return Evaluator(data).value(sheet, "Z99")
 
 
-@pytest.mark.parametrize("formula, expected", [
-    ("=A1-A2", 6.0),
-    ("=$A$1*2+A2/4", 21.0),
-    ("=-2^2", 4.0),                      # Excel: unary minus binds tighter than ^
-    ("=2^3^2", 64.0),                    # and ^ is left-associative
-    ("=10%*A1", 1.0),
-    ("=SUM(A1:A3)+MIN(A1,A2)", 18.0),    # empty cells are skipped by aggregates, 0 in arithmetic
-    ("=A3+1", 1.0),
-    ("=MAX(A1:A3)-AVERAGE(A1:A2)", 3.0),
-    ('=IF(ABS(A2-A1)>0.5*A1,"CHECK","OK")', "CHECK"),
-    ('=IF(A1>A2,"yes")', "yes"),
-    ('=COUNTIF(B1:B2,"CHECK")', 1.0),    # text criteria ignore case, like Excel
-    ('=COUNTIF(A1:A3,">5")', 1.0),
-    ('=SUMIF(B1:B2,"ok",A1:A2)', 10.0),
-    ("=ROUND(2.5,0)+ROUND(-2.5,0)", 0.0),  # halves away from zero
-    ("='My sheet'!C3*4", 10.0),
-    ('=A1&"-"&B1', "10-OK"),
-    ("=AND(A1>1,NOT(A2>5))", True),
-    ("=OR(FALSE,A3)", False),
-])
+@pytest.mark.parametrize(
+    "formula, expected",
+    [
+        ("=A1-A2", 6.0),
+        ("=$A$1*2+A2/4", 21.0),
+        ("=-2^2", 4.0),  # Excel: unary minus binds tighter than ^
+        ("=2^3^2", 64.0),  # and ^ is left-associative
+        ("=10%*A1", 1.0),
+        ("=SUM(A1:A3)+MIN(A1,A2)", 18.0),  # empty cells are skipped by aggregates, 0 in arithmetic
+        ("=A3+1", 1.0),
+        ("=MAX(A1:A3)-AVERAGE(A1:A2)", 3.0),
+        ('=IF(ABS(A2-A1)>0.5*A1,"CHECK","OK")', "CHECK"),
+        ('=IF(A1>A2,"yes")', "yes"),
+        ('=COUNTIF(B1:B2,"CHECK")', 1.0),  # text criteria ignore case, like Excel
+        ('=COUNTIF(A1:A3,">5")', 1.0),
+        ('=SUMIF(B1:B2,"ok",A1:A2)', 10.0),
+        ("=ROUND(2.5,0)+ROUND(-2.5,0)", 0.0),  # halves away from zero
+        ("='My sheet'!C3*4", 10.0),
+        ('=A1&"-"&B1', "10-OK"),
+        ("=AND(A1>1,NOT(A2>5))", True),
+        ("=OR(FALSE,A3)", False),
+    ],
+)
 def test_values(formula, expected):
     assert value(formula) == expected
 
@@ -49,14 +59,17 @@ def test_overrides_replace_inputs_without_touching_cells():
     assert Evaluator(cells).value("S", "A2") == 3.0
 
 
-@pytest.mark.parametrize("formula, message", [
-    ("=VLOOKUP(A1,A1:A2,1)", "VLOOKUP is not supported"),
-    ("=A1/0", "division by zero"),
-    ('=B1*2', "used as a number"),
-    ("=A1:A2", "range is not a single value"),
-    ("=SUM(A1", "expected"),
-    ("=A1 +", "expected more"),
-])
+@pytest.mark.parametrize(
+    "formula, message",
+    [
+        ("=VLOOKUP(A1,A1:A2,1)", "VLOOKUP is not supported"),
+        ("=A1/0", "division by zero"),
+        ("=B1*2", "used as a number"),
+        ("=A1:A2", "range is not a single value"),
+        ("=SUM(A1", "expected"),
+        ("=A1 +", "expected more"),
+    ],
+)
 def test_errors_name_the_problem(formula, message):
     with pytest.raises(FormulaError, match=message):
         value(formula)

@@ -23,7 +23,13 @@ from tests.office.helpers import EXAMPLES, app_copy, case_of, run_solution
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not SOFFICE, reason="LibreOffice (soffice) is not installed (scripts/system-deps.sh installs libreoffice-calc-nogui)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not SOFFICE,
+        reason="LibreOffice (soffice) is not installed (scripts/system-deps.sh installs libreoffice-calc-nogui)",
+    ),
+]
 
 
 def perturbed_inputs(task_name: str, case: dict) -> dict[tuple[str, str], object]:
@@ -36,15 +42,29 @@ def perturbed_inputs(task_name: str, case: dict) -> dict[tuple[str, str], object
             out[(case["sheet"], f"{case['cols']['actual']}{r}")] = actual
         return out
     cells, p = case["cells"], case["perturbed"]
-    out = {("Inputs", cells[k]): p[k] for k in ("opening", "covenant", "variable", "fixed", "investment", "invest_month")}
+    out = {
+        ("Inputs", cells[k]): p[k] for k in ("opening", "covenant", "variable", "fixed", "investment", "invest_month")
+    }
     out.update({("Inputs", ref): p["multipliers"][name] for name, ref in cells["multipliers"].items()})
-    out.update({("Inputs", f"{cells['revenue_col']}{cells['revenue_first_row'] + i}"): v for i, v in enumerate(p["revenue"])})
+    out.update(
+        {("Inputs", f"{cells['revenue_col']}{cells['revenue_first_row'] + i}"): v for i, v in enumerate(p["revenue"])}
+    )
     return out
 
 
 def recalc(files: list[Path], outdir: Path, profile: Path) -> None:
-    cmd = [SOFFICE, f"-env:UserInstallation=file://{profile}", "--headless", "--norestore", "--calc",
-           "--convert-to", "xlsx", "--outdir", str(outdir), *map(str, files)]
+    cmd = [
+        SOFFICE,
+        f"-env:UserInstallation=file://{profile}",
+        "--headless",
+        "--norestore",
+        "--calc",
+        "--convert-to",
+        "xlsx",
+        "--outdir",
+        str(outdir),
+        *map(str, files),
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     missing = [f.name for f in files if not (outdir / f.name).exists()]
     assert not missing, f"LibreOffice did not convert {missing}: {result.stdout}{result.stderr}"
@@ -93,8 +113,9 @@ def test_libreoffice_computes_what_the_verifier_computes(task_name, tmp_path, lo
                     if isinstance(ours, str):
                         assert theirs == ours, f"{where}: LibreOffice {theirs!r}, formula_eval {ours!r}"
                     else:
-                        assert isinstance(theirs, (int, float)) and math.isclose(theirs, ours, rel_tol=1e-9, abs_tol=1e-6), \
-                            f"{where}: LibreOffice {theirs!r}, formula_eval {ours!r}"
+                        assert isinstance(theirs, (int, float)) and math.isclose(
+                            theirs, ours, rel_tol=1e-9, abs_tol=1e-6
+                        ), f"{where}: LibreOffice {theirs!r}, formula_eval {ours!r}"
                     compared += 1
     expected = 2 * (2 * len(case["rows"]) + 4) if task_name == "variance-formulas-xlsx" else 2 * 39
     assert compared == expected

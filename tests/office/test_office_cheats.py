@@ -109,13 +109,21 @@ def test_cashflow_memo_contradicting_the_numbers_rejected(tmp_path):
 
 def test_cashflow_memo_hedging_both_ways_rejected(tmp_path):
     app = solved(CASHFLOW, tmp_path)
-    rewrite_memo(app, lambda p: setattr(p, "text", "Recommendation: PROCEED or DEFER") if p.text.startswith("Recommendation:") else None)
+    rewrite_memo(
+        app,
+        lambda p: (
+            setattr(p, "text", "Recommendation: PROCEED or DEFER") if p.text.startswith("Recommendation:") else None
+        ),
+    )
     rejected(CASHFLOW, app, "exactly one of PROCEED or DEFER")
 
 
 def test_cashflow_memo_without_the_figures_rejected(tmp_path):
     app = solved(CASHFLOW, tmp_path)
-    rewrite_memo(app, lambda p: setattr(p, "text", "Downside scenario: tight but fine.") if p.text.startswith("Downside") else None)
+    rewrite_memo(
+        app,
+        lambda p: setattr(p, "text", "Downside scenario: tight but fine.") if p.text.startswith("Downside") else None,
+    )
     rejected(CASHFLOW, app, "states its lowest month-end cash")
 
 
@@ -208,8 +216,12 @@ def submit(app_obj, incident: str, fields: dict) -> list[str]:
 
 
 def right_fields(case: dict) -> dict:
-    return {"assignee": case["assignee"], "runbook_id": case["runbook_id"], "status": case["status"],
-            "note": f"{case['host']}: {case['verify']}"}
+    return {
+        "assignee": case["assignee"],
+        "runbook_id": case["runbook_id"],
+        "status": case["status"],
+        "note": f"{case['host']}: {case['verify']}",
+    }
 
 
 def test_webapp_through_the_app_passes(tmp_path):
@@ -226,8 +238,10 @@ def test_webapp_record_written_straight_into_sqlite_rejected(tmp_path):
     case = case_of(WEBAPP)
     f = right_fields(case)
     conn = sqlite3.connect(app / "data" / "incidents.db")
-    conn.execute("UPDATE incidents SET status=?, assignee=?, runbook_id=?, note=?, resolved_at='2025-01-01' WHERE id=?",
-                 (f["status"], f["assignee"], f["runbook_id"], f["note"], case["incident"]))
+    conn.execute(
+        "UPDATE incidents SET status=?, assignee=?, runbook_id=?, note=?, resolved_at='2025-01-01' WHERE id=?",
+        (f["status"], f["assignee"], f["runbook_id"], f["note"], case["incident"]),
+    )
     conn.commit()
     conn.close()
     rejected(WEBAPP, app, "no resolution of this incident was submitted through the app")
@@ -238,10 +252,15 @@ def test_webapp_forged_audit_entry_rejected(tmp_path):
     case = case_of(WEBAPP)
     f = right_fields(case)
     conn = sqlite3.connect(app / "data" / "incidents.db")
-    conn.execute("UPDATE incidents SET status=?, assignee=?, runbook_id=?, note=?, resolved_at='2025-01-01' WHERE id=?",
-                 (f["status"], f["assignee"], f["runbook_id"], f["note"], case["incident"]))
-    conn.execute("INSERT INTO audit_log (at, incident_id, action, token, detail) VALUES ('2025-01-01', ?, 'resolve', 'made-up', ?)",
-                 (case["incident"], json.dumps(f, sort_keys=True)))
+    conn.execute(
+        "UPDATE incidents SET status=?, assignee=?, runbook_id=?, note=?, resolved_at='2025-01-01' WHERE id=?",
+        (f["status"], f["assignee"], f["runbook_id"], f["note"], case["incident"]),
+    )
+    conn.execute(
+        "INSERT INTO audit_log (at, incident_id, action, token, detail) VALUES ('2025-01-01', ?, 'resolve', 'made-up', "
+        "?)",
+        (case["incident"], json.dumps(f, sort_keys=True)),
+    )
     conn.commit()
     conn.close()
     rejected(WEBAPP, app, "token was not issued by the app")
@@ -265,7 +284,12 @@ def test_webapp_wrong_runbook_rejected(tmp_path):
     # the correlated alert's runbook: its signature is in the log, but it is another service's
     conn = sqlite3.connect(app / "data" / "incidents.db")
     log, service = conn.execute("SELECT log, service FROM incidents WHERE id=?", (case["incident"],)).fetchone()
-    decoy = [r for r in conn.execute("SELECT id, oncall FROM runbooks WHERE service != ? AND instr(?, signature) > 0", (service, log))]
+    decoy = [
+        r
+        for r in conn.execute(
+            "SELECT id, oncall FROM runbooks WHERE service != ? AND instr(?, signature) > 0", (service, log)
+        )
+    ]
     conn.close()
     assert decoy, "the target incident's log should carry a decoy alert"
     fields = {**right_fields(case), "runbook_id": decoy[0][0], "assignee": decoy[0][1]}
@@ -296,5 +320,7 @@ def test_webapp_patched_server_rejected(tmp_path):
 
 def test_webapp_server_cli_init_is_idempotent(tmp_path):
     app = app_copy(WEBAPP, tmp_path)
-    out = subprocess.run([sys.executable, str(app / "server.py"), "--init"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(app / "server.py"), "--init"], capture_output=True, text=True, check=True
+    ).stdout
     assert out.startswith("kept")

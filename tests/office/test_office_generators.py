@@ -20,9 +20,9 @@ import pytest
 from harbor.models.task.config import VerifierEnvironmentMode
 from harbor.models.task.task import Task
 
-from autoenv.proposer.models import SeedCase
 from autoenv.families.office import BUNDLED, generate, office_families
 from autoenv.families.registry import family_for
+from autoenv.proposer.models import SeedCase
 from autoenv.taskfmt.check import check_task
 from tests.office.helpers import EXAMPLES, app_copy, run_solution, run_verifier
 
@@ -31,7 +31,11 @@ OFFICE_SUFFIXES = (".docx", ".xlsx")
 
 
 def tree(task: Path) -> dict[str, bytes]:
-    return {p.relative_to(task).as_posix(): p.read_bytes() for p in sorted(task.rglob("*")) if p.is_file() and not {".autoenv", "__pycache__"} & set(p.parts)}
+    return {
+        p.relative_to(task).as_posix(): p.read_bytes()
+        for p in sorted(task.rglob("*"))
+        if p.is_file() and not {".autoenv", "__pycache__"} & set(p.parts)
+    }
 
 
 def office_content(path: Path):
@@ -40,7 +44,13 @@ def office_content(path: Path):
         d = docx.Document(str(path))
         return [(p.style.name, p.alignment, [(r.text, r.bold, r.italic) for r in p.runs]) for p in d.paragraphs]
     wb = openpyxl.load_workbook(path)
-    return {(ws.title, c.coordinate): (c.value, c.number_format) for ws in wb.worksheets for row in ws.iter_rows() for c in row if c.value is not None}
+    return {
+        (ws.title, c.coordinate): (c.value, c.number_format)
+        for ws in wb.worksheets
+        for row in ws.iter_rows()
+        for c in row
+        if c.value is not None
+    }
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -50,7 +60,14 @@ def test_variants_are_well_formed_different_and_reproducible(family, tmp_path):
     again = generate(family, tmp_path / "again", seed=101)
     for task in (a, b):
         assert check_task(task) == [], [str(p) for p in check_task(task)]
-        for rel in ("instruction.md", "task.toml", "environment/Dockerfile", "solution/solve.sh", "tests/test.sh", "tests/test_outputs.py"):
+        for rel in (
+            "instruction.md",
+            "task.toml",
+            "environment/Dockerfile",
+            "solution/solve.sh",
+            "tests/test.sh",
+            "tests/test_outputs.py",
+        ):
             assert (task / rel).is_file(), rel
         config = Task(task).config  # Harbor's own loader: graded in a fresh sandbox with /app collected
         assert config.verifier.environment_mode == VerifierEnvironmentMode.SEPARATE and "/app" in config.artifacts
@@ -62,12 +79,22 @@ def test_variants_are_well_formed_different_and_reproducible(family, tmp_path):
 
 
 def test_seed_case_is_recorded(tmp_path):
-    case = SeedCase(id="sheet-pasted-values", task="budget workbook", failure_mode="typed numbers instead of formulas",
-                    target_skill="spreadsheet formulas", family="xlsx-variance")
+    case = SeedCase(
+        id="sheet-pasted-values",
+        task="budget workbook",
+        failure_mode="typed numbers instead of formulas",
+        target_skill="spreadsheet formulas",
+        family="xlsx-variance",
+    )
     assert family_for(case).name == "xlsx-variance"
     task = generate("xlsx-variance", tmp_path / "t", seed=1, seed_case=case)
     assert 'seed_case = "sheet-pasted-values"' in (task / "task.toml").read_text()
-    hint = SeedCase(id="x", task="a word document", failure_mode="lost italic formatting in the docx", target_skill="docx formatting")
+    hint = SeedCase(
+        id="x",
+        task="a word document",
+        failure_mode="lost italic formatting in the docx",
+        target_skill="docx formatting",
+    )
     assert family_for(hint).name == "docx-formatting"
 
 
@@ -81,7 +108,9 @@ def test_bundled_task_is_the_generators_output(name, tmp_path):
         if rel.endswith(OFFICE_SUFFIXES):
             assert office_content(tmp_path / name / rel) == office_content(EXAMPLES / name / rel), rel
         else:
-            assert data == bundled[rel], f"{rel} differs from the generator's output; rewrite with: python -m autoenv.families.office bundled"
+            assert data == bundled[rel], (
+                f"{rel} differs from the generator's output; rewrite with: python -m autoenv.families.office bundled"
+            )
 
 
 @pytest.mark.parametrize("name", [n for n in sorted(BUNDLED) if n != "incident-runbook-webapp"])
@@ -109,7 +138,11 @@ def test_generated_seeds_cover_both_decisions(tmp_path):
         for name, mult in case["inputs"]["multipliers"].items():
             cash, low, inp = case["inputs"]["opening"], None, case["inputs"]
             for month, revenue in enumerate(inp["revenue"], start=1):
-                cash += revenue * mult * (1 - inp["variable"]) - inp["fixed"] - (inp["investment"] if month == inp["invest_month"] else 0)
+                cash += (
+                    revenue * mult * (1 - inp["variable"])
+                    - inp["fixed"]
+                    - (inp["investment"] if month == inp["invest_month"] else 0)
+                )
                 low = cash if low is None else min(low, cash)
             lows[name] = low
         decisions.add(all(lows[s] >= case["inputs"]["covenant"] for s in case["rule_scenarios"]))
@@ -125,7 +158,8 @@ def test_seed_cases_load_and_name_office_families():
 
 
 def test_adapter_to_the_template_interface(tmp_path):
-    """A folder family's draft is the scripted proposer's TaskDraft (binary fixtures as bytes) and writes the same task."""
+    """A folder family's draft is the scripted proposer's TaskDraft (binary fixtures as bytes) and writes the same
+    task."""
     case = SeedCase.load(EXAMPLES.parent / "seed_cases" / "office" / "spreadsheet-typed-values.yaml")
     d = FAMILIES["xlsx-variance"].draft(case, random.Random(5))
     assert isinstance(d.files["environment/app/variance.xlsx"], bytes) and isinstance(d.files["instruction.md"], str)
@@ -149,15 +183,22 @@ def test_scripted_solver_recipe_reads_every_variant(family, tmp_path):
         assert params is not None, f"seed {seed}: the recipe does not recognise the instruction"
         case = case_of(task)
         if family == "xlsx-variance":
-            assert {k: params[k] for k in ("sheet", "first_row", "total_row", "sign", "tolerance")} == \
-                   {k: case[k] for k in ("sheet", "first_row", "total_row", "sign", "tolerance")}
+            assert {k: params[k] for k in ("sheet", "first_row", "total_row", "sign", "tolerance")} == {
+                k: case[k] for k in ("sheet", "first_row", "total_row", "sign", "tolerance")
+            }
             assert params["n_rows"] == len(case["rows"])
             assert all(params["cols"][k] == case["cols"][k] for k in params["cols"])
         elif family == "docx-formatting":
-            assert (params["phrase"], params["name"], params["heading"]) == (case["phrase"], case["name"], case["heading"])
+            assert (params["phrase"], params["name"], params["heading"]) == (
+                case["phrase"],
+                case["name"],
+                case["heading"],
+            )
         elif family == "incident-webapp":
             assert params["incident"] == case["incident"]
         else:
             assert params == {"scenarios": case["scenarios"], "rule_scenarios": case["rule_scenarios"]}
     others = [p for p in EXAMPLES.iterdir() if (p / "instruction.md").is_file() and p.name not in BUNDLED]
-    assert all(recipe.match((p / "instruction.md").read_text()) is None for p in others), "the recipe must not claim other tasks"
+    assert all(recipe.match((p / "instruction.md").read_text()) is None for p in others), (
+        "the recipe must not claim other tasks"
+    )

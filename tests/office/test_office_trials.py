@@ -6,12 +6,11 @@ determinism, nop, leakage, the cheating adversary, timeouts), variant B through
 plain oracle and nop trials and the offline scripted solver (its family recipe). (The bundled tasks themselves are validated by
 tests/validate/test_corpus.py::test_bundled_task_validates, with every other
 bundled task.)
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
 import json
-
 import shutil
 from pathlib import Path
 
@@ -81,6 +80,8 @@ def test_planted_pytest_hooks_do_not_reach_the_verifier(name, tmp_path):
     end = test_sh.index("if [ $? -eq 0 ]")
     (naive / "tests" / "test.sh").write_text(test_sh[:start] + NAIVE_RUN + test_sh[end:])
     toml = naive / "task.toml"
-    toml.write_text(toml.read_text().replace('environment_mode = "separate"\n', "").replace('artifacts = ["/app"]\n', ""))
+    toml.write_text(
+        toml.read_text().replace('environment_mode = "separate"\n', "").replace('artifacts = ["/app"]\n', "")
+    )
     fooled = run_trial(naive, agent, agent_kwargs=plant, trials_dir=tmp_path / "trials")
     assert fooled.reward == 1.0, "control: the planted files should fool a plain pytest run"

@@ -24,13 +24,25 @@ from tests.office.helpers import EXAMPLES, app_copy, case_of, run_verifier
 
 TASK = EXAMPLES / "incident-runbook-webapp"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture
 def server(tmp_path):
     app = app_copy(TASK, tmp_path)
-    proc = subprocess.Popen([sys.executable, str(app / "server.py"), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(app / "server.py"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -46,7 +58,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[test]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[test]')"
+    )
     if not CHROMIUM:
         pytest.skip("Debian chromium is not installed (scripts/system-deps.sh installs it)")
     with sync_api.sync_playwright() as p:

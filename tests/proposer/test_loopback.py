@@ -23,18 +23,20 @@ from proposer_helpers import needs_sandbox  # isort: skip  (puts the agent tests
 from chat_server import MODEL, ReplayServer, completion  # isort: skip
 
 from autoenv.agents.policies.base import PolicyError
+from autoenv.families.base import slug
+from autoenv.families.registry import FAMILIES
 from autoenv.proposer.episode import ProposerEpisode
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.propose import propose
-from autoenv.vocab import SCRIPTED_SOLVER
-from autoenv.families.registry import FAMILIES
-from autoenv.families.base import slug
 from autoenv.validate.validation import validate_task
+from autoenv.vocab import SCRIPTED_SOLVER
 
 pytestmark = needs_sandbox
 
 CASE = SeedCase(
-    id="primer-no-python-replay", task="primer melting temperatures", family="primer-tm",
+    id="primer-no-python-replay",
+    task="primer melting temperatures",
+    family="primer-tm",
     failure_mode="The solver lacks Python and never computed the melting temperatures.",
     target_skill="compute primer melting temperatures with awk",
 )
@@ -43,7 +45,8 @@ SEED = 5  # the calibration rollouts use seeds SEED..SEED+3
 
 
 def solver_passes(instruction: str, seed: int, k: int = 4, success_rate: float = 0.6) -> int:
-    """How many of k scripted rollouts attempt the task (the scripted solver's own rule; its awk recipe then succeeds)."""
+    """How many of k scripted rollouts attempt the task (the scripted solver's own rule; its awk recipe then
+    succeeds)."""
     key = hashlib.sha256(instruction.strip().encode()).hexdigest()[:16]
     return sum(random.Random(f"{seed + i}:{key}").random() < success_rate for i in range(k))
 
@@ -64,15 +67,41 @@ def write_calls(base: str, files: dict[str, str]) -> list[tuple[str, dict]]:
 def agentic_recording(task_name: str, files: dict[str, str]) -> list[dict]:
     base = f"tasks/{task_name}"
     docker = files["environment/Dockerfile"]
-    flawed = {**files, "environment/Dockerfile": "".join(l + "\n" for l in docker.splitlines() if not l.startswith("COPY"))}
+    flawed = {
+        **files,
+        "environment/Dockerfile": "".join(line + "\n" for line in docker.splitlines() if not line.startswith("COPY")),
+    }
     replies = [
-        ({"tools": True}, completion(1, content="Read the seed case first.", calls=[("run", {"command": "cat seed_case.yaml && ls skills tools"})])),
-        ({"contains": ["failure_mode"]}, completion(2, content="Write the task.", calls=[("run", {"command": f"mkdir -p {base}"})] + write_calls(base, flawed))),
+        (
+            {"tools": True},
+            completion(
+                1,
+                content="Read the seed case first.",
+                calls=[("run", {"command": "cat seed_case.yaml && ls skills tools"})],
+            ),
+        ),
+        (
+            {"contains": ["failure_mode"]},
+            completion(
+                2,
+                content="Write the task.",
+                calls=[("run", {"command": f"mkdir -p {base}"})] + write_calls(base, flawed),
+            ),
+        ),
         ({}, completion(3, calls=[("run", {"command": f"autoenv-child validate {base}"})])),
-        ({"contains": ["INVALID", "[oracle]"]}, completion(4, content="The data never reached the image: copy it.",
-                                                            calls=[("write_file", {"path": f"{base}/environment/Dockerfile", "content": docker})])),
+        (
+            {"contains": ["INVALID", "[oracle]"]},
+            completion(
+                4,
+                content="The data never reached the image: copy it.",
+                calls=[("write_file", {"path": f"{base}/environment/Dockerfile", "content": docker})],
+            ),
+        ),
         ({}, completion(5, calls=[("run", {"command": f"cd /workspace && autoenv-child validate {base}"})])),
-        ({"contains": ["VALID: all checks passed"]}, completion(6, calls=[("run", {"command": f"autoenv-child solve {base} -k 4"})])),
+        (
+            {"contains": ["VALID: all checks passed"]},
+            completion(6, calls=[("run", {"command": f"autoenv-child solve {base} -k 4"})]),
+        ),
         ({"contains": ["ACCEPTED"]}, completion(7, calls=[("finish", {"message": f"{base} is valid and calibrated"})])),
     ]
     return [{"expect": expect, "response": response} for expect, response in replies]
@@ -83,8 +112,18 @@ def test_agentic_with_a_served_model_writes_validates_fixes_and_gets_accepted(di
     files = mixed_primer_task()
     name = f"{slug(CASE.id, 20)}-s{SEED}-a0"
     with ReplayServer(agentic_recording(name, files)) as server:
-        summary = propose(CASE, method="agentic", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
-                          workspace=dirs["workspace"], attempts=1, seed=SEED, solver=SCRIPTED_SOLVER)
+        summary = propose(
+            CASE,
+            method="agentic",
+            policy="openai",
+            model=MODEL,
+            base_url=server.url,
+            out_dir=dirs["out"],
+            workspace=dirs["workspace"],
+            attempts=1,
+            seed=SEED,
+            solver=SCRIPTED_SOLVER,
+        )
     assert server.problems == [] and server.served == 7, server.problems
     record = summary.records[0]
     assert record.proposer == f"openai:{MODEL}"
@@ -92,7 +131,10 @@ def test_agentic_with_a_served_model_writes_validates_fixes_and_gets_accepted(di
     assert record.rounds == 2, "one failed validation, one after the fix"
     assert 0 < record.pass_rate < 1
     accepted = Path(summary.accepted_tasks[0])
-    assert accepted.name == name and (accepted / "environment" / "Dockerfile").read_text() == files["environment/Dockerfile"]
+    assert (
+        accepted.name == name
+        and (accepted / "environment" / "Dockerfile").read_text() == files["environment/Dockerfile"]
+    )
     tests = [a.detail for a in record.actions if a.kind == "Test"]
     assert sum("autoenv-child validate" in d for d in tests) == 2 and any("autoenv-child solve" in d for d in tests)
     assert {a.kind for a in record.actions} == {"Read", "Build", "Write", "Test"}
@@ -101,25 +143,48 @@ def test_agentic_with_a_served_model_writes_validates_fixes_and_gets_accepted(di
     # the sample is the agent's own episode: the brief, every call and result, the exact tokens of all 7 calls
     episode = ProposerEpisode.load(record.episode_path)
     assert episode.source == "agent" and episode.trajectory_path
-    assert [m["role"] for m in episode.messages[:2]] == ["system", "user"] and "Seed case" in episode.messages[1]["content"]
+    assert [m["role"] for m in episode.messages[:2]] == ["system", "user"] and "Seed case" in episode.messages[1][
+        "content"
+    ]
     assert any("VALID: all checks passed" in (m.get("content") or "") for m in episode.messages if m["role"] == "tool")
-    assert [t.completion_token_ids for t in episode.turns] == [r["response"]["body"]["choices"][0]["token_ids"] for r in server.exchanges]
+    assert [t.completion_token_ids for t in episode.turns] == [
+        r["response"]["body"]["choices"][0]["token_ids"] for r in server.exchanges
+    ]
 
 
 def test_feedback_with_a_served_model_rewrites_after_the_validators_feedback(dirs):
     files = mixed_primer_task()
     name = f"{slug(CASE.id, 20)}-s{SEED}-a0"
     docker = files["environment/Dockerfile"]
-    flawed = {**files, "environment/Dockerfile": "".join(l + "\n" for l in docker.splitlines() if not l.startswith("COPY"))}
+    flawed = {
+        **files,
+        "environment/Dockerfile": "".join(line + "\n" for line in docker.splitlines() if not line.startswith("COPY")),
+    }
     recording = [
-        {"expect": {"tools": True, "contains": ["Seed case", "write_file"]},
-         "response": completion(1, calls=write_calls(".", flawed) + [("finish", {"message": "written"})])},
-        {"expect": {"contains": ["[oracle]", "Rewrite the files"]},
-         "response": completion(2, calls=[("write_file", {"path": "environment/Dockerfile", "content": docker}), ("finish", {})])},
+        {
+            "expect": {"tools": True, "contains": ["Seed case", "write_file"]},
+            "response": completion(1, calls=write_calls(".", flawed) + [("finish", {"message": "written"})]),
+        },
+        {
+            "expect": {"contains": ["[oracle]", "Rewrite the files"]},
+            "response": completion(
+                2, calls=[("write_file", {"path": "environment/Dockerfile", "content": docker}), ("finish", {})]
+            ),
+        },
     ]
     with ReplayServer(recording) as server:
-        summary = propose(CASE, method="feedback", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
-                          workspace=dirs["workspace"], attempts=1, seed=SEED, solver=SCRIPTED_SOLVER)
+        summary = propose(
+            CASE,
+            method="feedback",
+            policy="openai",
+            model=MODEL,
+            base_url=server.url,
+            out_dir=dirs["out"],
+            workspace=dirs["workspace"],
+            attempts=1,
+            seed=SEED,
+            solver=SCRIPTED_SOLVER,
+        )
     assert server.problems == [] and server.served == 2, server.problems
     record = summary.records[0]
     assert record.accepted and record.rounds == 2, record.reason
@@ -136,7 +201,9 @@ def test_feedback_with_a_served_model_rewrites_after_the_validators_feedback(dir
     bodies = [r["response"]["body"] for r in recording]
     assert [t.prompt_token_ids for t in episode.turns] == [b["prompt_token_ids"] for b in bodies]
     assert [t.completion_token_ids for t in episode.turns] == [b["choices"][0]["token_ids"] for b in bodies]
-    assert [t.logprobs for t in episode.turns] == [[c["logprob"] for c in b["choices"][0]["logprobs"]["content"]] for b in bodies]
+    assert [t.logprobs for t in episode.turns] == [
+        [c["logprob"] for c in b["choices"][0]["logprobs"]["content"]] for b in bodies
+    ]
 
 
 def test_an_unreachable_model_is_an_error_not_a_rejected_attempt(dirs):
@@ -144,20 +211,49 @@ def test_an_unreachable_model_is_an_error_not_a_rejected_attempt(dirs):
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     with pytest.raises(PolicyError):
-        propose(CASE, method="prompt", policy="openai", model=MODEL, base_url=url, out_dir=dirs["out"], workspace=dirs["workspace"], attempts=1)
-    assert not (dirs["workspace"] / "memory" / "attempts.jsonl").exists(), "nothing is recorded as the proposer's failure"
+        propose(
+            CASE,
+            method="prompt",
+            policy="openai",
+            model=MODEL,
+            base_url=url,
+            out_dir=dirs["out"],
+            workspace=dirs["workspace"],
+            attempts=1,
+        )
+    assert not (dirs["workspace"] / "memory" / "attempts.jsonl").exists(), (
+        "nothing is recorded as the proposer's failure"
+    )
 
 
 def test_a_model_proposer_is_calibrated_by_the_same_model_by_default(dirs):
     """One shared policy: with no solver given, the model that wrote the task is the one calibration rolls out."""
     files = mixed_primer_task()
-    recording = [{"expect": {"tools": True, "contains": ["Seed case"]},
-                  "response": completion(1, calls=write_calls(".", files) + [("finish", {"message": "written"})])}]
-    recording += [{"expect": {"contains": ["melting"]}, "response": completion(10 + i, calls=[("finish", {"message": "I cannot do this"})])}
-                  for i in range(4)]
+    recording = [
+        {
+            "expect": {"tools": True, "contains": ["Seed case"]},
+            "response": completion(1, calls=write_calls(".", files) + [("finish", {"message": "written"})]),
+        }
+    ]
+    recording += [
+        {
+            "expect": {"contains": ["melting"]},
+            "response": completion(10 + i, calls=[("finish", {"message": "I cannot do this"})]),
+        }
+        for i in range(4)
+    ]
     with ReplayServer(recording) as server:
-        summary = propose(CASE, method="prompt", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
-                          workspace=dirs["workspace"], attempts=1, seed=SEED)
+        summary = propose(
+            CASE,
+            method="prompt",
+            policy="openai",
+            model=MODEL,
+            base_url=server.url,
+            out_dir=dirs["out"],
+            workspace=dirs["workspace"],
+            attempts=1,
+            seed=SEED,
+        )
     assert server.problems == [] and server.served == 5, server.problems
     record = summary.records[0]
     assert record.valid and not record.calibrated and record.pass_rate == 0.0, record.reason

@@ -34,7 +34,9 @@ def test_prompt_writes_an_accepted_task_that_validates_on_its_own(dirs, tmp_path
     record = summary.records[0]
     assert record.accepted and record.reward == 1.0 and record.rounds == 1 and 0 < record.pass_rate < 1
     task = Path(summary.accepted_tasks[0])
-    assert task.parent == dirs["out"].resolve() and summary.files_per_accepted == [record.n_files] and record.n_files >= 6
+    assert (
+        task.parent == dirs["out"].resolve() and summary.files_per_accepted == [record.n_files] and record.n_files >= 6
+    )
     assert {"Read", "Build", "Write", "Test"} <= kinds(summary)
     # a fresh validation (no recorded verdict), as `autoenv validate` runs it
     result = runner.invoke(app, ["validate", str(task), "--force", "--trials-dir", str(tmp_path / "v")])
@@ -50,7 +52,9 @@ def test_prompt_keeps_a_rejected_attempt_with_its_reason(dirs):
     assert record.reason and record.reason.startswith("invalid (") and "[" in record.reason
     kept = dirs["out"] / "rejected" / Path(record.task_dir).name
     assert (kept / "task.toml").is_file() and "## Reason" in (kept / "REJECTED.md").read_text()
-    assert (Path(record.task_dir) / ".autoenv" / "validation.json").is_file(), "the validator's evidence stays with the task"
+    assert (Path(record.task_dir) / ".autoenv" / "validation.json").is_file(), (
+        "the validator's evidence stays with the task"
+    )
     entry = json.loads((dirs["workspace"] / "memory" / "attempts.jsonl").read_text().splitlines()[-1])
     assert entry["valid"] is False and entry["reason"] == record.reason
 
@@ -75,7 +79,9 @@ def test_agentic_scripted_designs_validates_and_fixes_in_child_sandboxes(dirs):
     assert record.accepted, record.reason
     assert kinds(summary) == {"Read", "Build", "Write", "Test"}
     child = [a.detail for a in record.actions if "autoenv-child validate" in a.detail]
-    assert len(child) >= 2 and record.rounds == len(child), "a flawed first draft is validated, repaired and validated again"
+    assert len(child) >= 2 and record.rounds == len(child), (
+        "a flawed first draft is validated, repaired and validated again"
+    )
     assert any(a.detail.startswith("repair:") for a in record.actions)
     assert any("autoenv-child solve" in a.detail for a in record.actions)
     times = [a.t for a in record.actions]

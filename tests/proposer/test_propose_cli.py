@@ -17,8 +17,23 @@ runner = CliRunner()
 @needs_sandbox
 def test_propose_command_writes_tasks_and_summary(tmp_path):
     out = tmp_path / "out"
-    result = runner.invoke(app, ["propose", "--seed-case", str(SEED_CASES / "primer-tm-no-python.yaml"), "--method", "prompt",
-                                 "--out", str(out), "--attempts", "1", "--flaw-rate", "0", "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "propose",
+            "--seed-case",
+            str(SEED_CASES / "primer-tm-no-python.yaml"),
+            "--method",
+            "prompt",
+            "--out",
+            str(out),
+            "--attempts",
+            "1",
+            "--flaw-rate",
+            "0",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
     summary = ProposeSummary.model_validate_json((out / "summary.json").read_text())
@@ -33,7 +48,10 @@ def test_propose_command_writes_tasks_and_summary(tmp_path):
 def test_propose_command_rejects_bad_options(tmp_path):
     seed = str(SEED_CASES / "primer-tm-no-python.yaml")
     # a value outside the vocabulary is a usage error (exit 2, with the choices); a bad combination or backend exits 1
-    for args, message, code in ((["--method", "magic"], "'prompt', 'feedback', 'agentic'", 2), (["--policy", "openai"], "--model", 1),
-                                (["--env", "nowhere"], "unknown environment", 1)):
+    for args, message, code in (
+        (["--method", "magic"], "'prompt', 'feedback', 'agentic'", 2),
+        (["--policy", "openai"], "--model", 1),
+        (["--env", "nowhere"], "unknown environment", 1),
+    ):
         result = runner.invoke(app, ["propose", "--seed-case", seed, "--out", str(tmp_path / "o"), *args])
         assert result.exit_code == code and message in result.output and "Traceback" not in result.output, result.output

@@ -9,9 +9,9 @@ access reaches the internet, never the host's loopback).
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +24,12 @@ from autoenv.vocab import SCRIPTED_SOLVER
 
 pytestmark = [needs_sandbox, pytest.mark.slow]
 
-CASE = SeedCase(id="web-docs", task="a task that needs a library's docs", failure_mode="The agent guessed an API.",
-                target_skill="read the docs before using an API")
+CASE = SeedCase(
+    id="web-docs",
+    task="a task that needs a library's docs",
+    failure_mode="The agent guessed an API.",
+    target_skill="read the docs before using an API",
+)
 PAGE = "autoenv-web-page-7f3a"
 
 
@@ -69,7 +73,9 @@ def test_the_proposer_reaches_the_web_only_when_the_option_is_on(dirs, network):
     if address is None:
         pytest.skip("this machine has no non-loopback address")
     web = Web(address)
-    fetch = f"python3 -c \"import urllib.request; print(urllib.request.urlopen('{web.url}', timeout=5).read().decode())\""
+    fetch = (
+        f"python3 -c \"import urllib.request; print(urllib.request.urlopen('{web.url}', timeout=5).read().decode())\""
+    )
     seen = PAGE if network == "public" else "urlopen error"
     recording = [
         {"expect": {"tools": True}, "response": completion(1, calls=[("run", {"command": fetch})])},
@@ -77,8 +83,18 @@ def test_the_proposer_reaches_the_web_only_when_the_option_is_on(dirs, network):
     ]
     try:
         with ReplayServer(recording) as server:
-            summary = propose(CASE, method="agentic", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
-                              workspace=dirs["workspace"], attempts=1, solver=SCRIPTED_SOLVER, network=network)
+            summary = propose(
+                CASE,
+                method="agentic",
+                policy="openai",
+                model=MODEL,
+                base_url=server.url,
+                out_dir=dirs["out"],
+                workspace=dirs["workspace"],
+                attempts=1,
+                solver=SCRIPTED_SOLVER,
+                network=network,
+            )
     finally:
         web.close()
     assert server.problems == [] and server.served == 2, server.problems
@@ -88,17 +104,32 @@ def test_the_proposer_reaches_the_web_only_when_the_option_is_on(dirs, network):
 
 
 def test_what_the_proposer_makes_in_its_workspace_is_there_next_attempt(dirs):
-    make = ("mkdir -p generators && printf 'print(\"rows\")\\n' > generators/make_data.py && "
-            "echo '- generate data with generators/make_data.py' >> memory/lessons.md && echo note > notes.txt")
+    make = (
+        "mkdir -p generators && printf 'print(\"rows\")\\n' > generators/make_data.py && "
+        "echo '- generate data with generators/make_data.py' >> memory/lessons.md && echo note > notes.txt"
+    )
     recording = [
         {"expect": {"tools": True}, "response": completion(1, calls=[("run", {"command": make})])},
         {"expect": {}, "response": completion(2, calls=[("finish", {"message": "prepared my tools"})])},
-        {"expect": {"contains": ["generators/make_data.py"]}, "response": completion(3, calls=[("run", {"command": "python3 generators/make_data.py; cat notes.txt"})])},
+        {
+            "expect": {"contains": ["generators/make_data.py"]},
+            "response": completion(3, calls=[("run", {"command": "python3 generators/make_data.py; cat notes.txt"})]),
+        },
         {"expect": {}, "response": completion(4, calls=[("finish", {"message": "done"})])},
     ]
     with ReplayServer(recording) as server:
-        propose(CASE, method="agentic", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
-                workspace=dirs["workspace"], attempts=2, solver=SCRIPTED_SOLVER, network="no-network")
+        propose(
+            CASE,
+            method="agentic",
+            policy="openai",
+            model=MODEL,
+            base_url=server.url,
+            out_dir=dirs["out"],
+            workspace=dirs["workspace"],
+            attempts=2,
+            solver=SCRIPTED_SOLVER,
+            network="no-network",
+        )
     assert server.problems == [] and server.served == 4, server.problems
     second_attempt_saw = server.chat_requests()[3]["messages"][-1]["content"]
     assert "rows\nnote" in second_attempt_saw, second_attempt_saw
@@ -107,7 +138,7 @@ def test_what_the_proposer_makes_in_its_workspace_is_there_next_attempt(dirs):
     assert "generators/make_data.py" in (dirs["workspace"] / "memory" / "lessons.md").read_text()
 
 
-EVIL_TAR = r'''
+EVIL_TAR = r"""
 import io, sys, tarfile
 # stands in for tar -c: the archive the host extracts is whatever the proposer says it is
 out = io.BytesIO()
@@ -123,7 +154,7 @@ with tarfile.open(fileobj=out, mode="w") as tar:
     add("./secret", kind=tarfile.SYMTYPE, link="/HOSTDIR/host-secret.txt")
     add("./ok.txt", b"kept")
 sys.stdout.buffer.write(out.getvalue())
-'''
+"""
 
 
 def test_a_proposer_that_forges_its_workspace_archive_cannot_touch_or_read_the_host(dirs, tmp_path):
@@ -135,18 +166,31 @@ def test_a_proposer_that_forges_its_workspace_archive_cannot_touch_or_read_the_h
     host.mkdir()
     (host / "host-secret.txt").write_text("HOST-SECRET-4f1d")
     evil = EVIL_TAR.replace("HOSTDIR", str(host).lstrip("/"))
-    plant = (f"ln -s {host} /workspace/hostdir && ln -s {host}/host-secret.txt /workspace/secret.txt && "
-             "mkdir -p /workspace/gen && ln -s ../../../../../../../.. /workspace/gen/root && "
-             f"cat > /opt/evil_tar.py <<'PY'\n{evil}\nPY\n"
-             "for t in $(command -v tar) /bin/tar /usr/bin/tar; do printf '#!/bin/sh\\nexec python3 /opt/evil_tar.py\\n' > $t; chmod +x $t; done; "
-             "echo planted")
+    plant = (
+        f"ln -s {host} /workspace/hostdir && ln -s {host}/host-secret.txt /workspace/secret.txt && "
+        "mkdir -p /workspace/gen && ln -s ../../../../../../../.. /workspace/gen/root && "
+        f"cat > /opt/evil_tar.py <<'PY'\n{evil}\nPY\n"
+        "for t in $(command -v tar) /bin/tar /usr/bin/tar; do printf '#!/bin/sh\\nexec python3 /opt/evil_tar.py\\n' > "
+        "$t; chmod +x $t; done; "
+        "echo planted"
+    )
     recording = [
         {"expect": {"tools": True}, "response": completion(1, calls=[("run", {"command": plant})])},
         {"expect": {"contains": ["planted"]}, "response": completion(2, calls=[("finish", {"message": "done"})])},
     ]
     with ReplayServer(recording) as server:
-        propose(CASE, method="agentic", policy="openai", model=MODEL, base_url=server.url, out_dir=dirs["out"],
-                workspace=dirs["workspace"], attempts=1, solver=SCRIPTED_SOLVER, network="no-network")
+        propose(
+            CASE,
+            method="agentic",
+            policy="openai",
+            model=MODEL,
+            base_url=server.url,
+            out_dir=dirs["out"],
+            workspace=dirs["workspace"],
+            attempts=1,
+            solver=SCRIPTED_SOLVER,
+            network="no-network",
+        )
     assert server.problems == [] and server.served == 2, server.problems
     assert sorted(p.name for p in host.iterdir()) == ["host-secret.txt"], "something was written next to the host file"
     assert (host / "host-secret.txt").read_text() == "HOST-SECRET-4f1d"

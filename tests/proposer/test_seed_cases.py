@@ -11,28 +11,34 @@ from proposer_helpers import REPO, SEED_CASES, bundled_seed_cases, needs_sandbox
 from typer.testing import CliRunner
 
 from autoenv.cli.main import app
+from autoenv.families.registry import FAMILIES, family_for
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.seeds import extract_seed_cases, seed_case_from_trial
-from autoenv.families.registry import FAMILIES, family_for
 from autoenv.trials.runner import run_trial
 
 runner = CliRunner()
 
 
 def test_yaml_and_json_round_trip(tmp_path):
-    case = SeedCase(id="x-1", task="examples/tasks/csv-statistic", trajectory="it did y", failure_mode="wrong mean",
-                    target_skill="grouped statistics", family="csv-stat", reward=0.0)
+    case = SeedCase(
+        id="x-1",
+        task="examples/tasks/csv-statistic",
+        trajectory="it did y",
+        failure_mode="wrong mean",
+        target_skill="grouped statistics",
+        family="csv-stat",
+        reward=0.0,
+    )
     case.dump(tmp_path / "x.yaml")
     assert SeedCase.load(tmp_path / "x.yaml") == case
     (tmp_path / "x.json").write_text(case.model_dump_json())
     assert SeedCase.load(tmp_path / "x.json") == case
 
 
-@pytest.mark.parametrize("text, why", [
-    ("id: x\ntask: y\n", "failure_mode"),
-    ("id: [x\n", "not valid YAML"),
-    ("- a\n- b\n", "must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [("id: x\ntask: y\n", "failure_mode"), ("id: [x\n", "not valid YAML"), ("- a\n- b\n", "must be a mapping")],
+)
 def test_bad_seed_case_names_the_file(tmp_path, text, why):
     path = tmp_path / "bad.yaml"
     path.write_text(text)
@@ -50,7 +56,9 @@ def test_cli_bad_seed_case_is_one_line_exit_1(tmp_path, text):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in result.output, result.output
     assert "bad.yaml" in lines[0].replace("\n", "")
-    result = runner.invoke(app, ["propose", "--seed-case", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "out")])
+    result = runner.invoke(
+        app, ["propose", "--seed-case", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "out")]
+    )
     assert result.exit_code == 1 and "missing.yaml" in result.output and "Traceback" not in result.output
 
 
@@ -61,7 +69,11 @@ def test_bundled_seed_cases_cover_the_required_failures():
     assert {c.id for c in cases.values()} == set(cases), "file name = id"
     families = {family_for(c).name for c in cases.values()}
     assert {"text-classification", "primer-tm", "mlp-rebuild"} <= families
-    assert "timeout" in cases["fasttext-accuracy-timeout"].failure_mode.lower() + cases["fasttext-accuracy-timeout"].trajectory.lower()
+    assert (
+        "timeout"
+        in cases["fasttext-accuracy-timeout"].failure_mode.lower()
+        + cases["fasttext-accuracy-timeout"].trajectory.lower()
+    )
     assert "python" in cases["primer-tm-no-python"].failure_mode.lower()
     assert "weights" in cases["mlp-rebuild-from-weights"].task.lower()
     for case in cases.values():

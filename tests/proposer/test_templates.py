@@ -11,11 +11,11 @@ from harbor.models.task.task import Task
 from proposer_helpers import bundled_seed_cases
 
 from autoenv.agents.policies.recipes import match_recipe
+from autoenv.families.base import FLAWS, apply_flaw
+from autoenv.families.registry import FAMILIES
 from autoenv.proposer.fixer import repair, sections
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.scripted import ScriptedProposer, draft_hash, write_draft
-from autoenv.families.base import FLAWS, apply_flaw
-from autoenv.families.registry import FAMILIES
 from autoenv.taskfmt.check import check_task
 from autoenv.taskfmt.hashing import task_hash
 
@@ -29,7 +29,16 @@ def case_for(family: str) -> SeedCase:
 
 
 def test_there_are_eight_template_families():
-    assert {"bugfix", "csv-stat", "log-parse", "config-repair", "text-classification", "primer-tm", "mlp-rebuild", "shell-script"} <= set(OURS)
+    assert {
+        "bugfix",
+        "csv-stat",
+        "log-parse",
+        "config-repair",
+        "text-classification",
+        "primer-tm",
+        "mlp-rebuild",
+        "shell-script",
+    } <= set(OURS)
 
 
 @pytest.mark.parametrize("family", OURS)
@@ -50,7 +59,9 @@ def test_family_writes_well_formed_varied_tasks(family, tmp_path):
         assert "/app" in config.artifacts, "the deliverables are collected for the separate verifier"
         assert "/logs/verifier/reward.txt" in draft.files["tests/test.sh"]
         docker = draft.files["environment/Dockerfile"]
-        assert docker.startswith(("FROM python:3.12-slim\nRUN pip install --no-cache-dir pytest==8.3.4\n", "FROM debian:bookworm-slim\n"))
+        assert docker.startswith(
+            ("FROM python:3.12-slim\nRUN pip install --no-cache-dir pytest==8.3.4\n", "FROM debian:bookworm-slim\n")
+        )
         matched = match_recipe(draft.files["instruction.md"])
         assert matched is not None, f"the scripted solver does not recognise {draft.name}"
         expected = THEIRS.get(family)
@@ -65,7 +76,13 @@ def test_same_seed_same_task_different_attempt_different_task():
 
 
 def test_primer_family_drops_python_when_the_seed_says_it_was_missing():
-    case = SeedCase(id="p", task="t", failure_mode="the solver lacks Python in its image", target_skill="melting temperatures", family="primer-tm")
+    case = SeedCase(
+        id="p",
+        task="t",
+        failure_mode="the solver lacks Python in its image",
+        target_skill="melting temperatures",
+        family="primer-tm",
+    )
     for seed in range(4):
         draft = FAMILIES["primer-tm"].generate(case, random.Random(seed))
         assert draft.params["no_python"] and "rm -f /usr/bin/python3" in draft.files["environment/Dockerfile"]
@@ -88,9 +105,13 @@ def test_fixer_reads_only_the_feedback(tmp_path):
     draft = FAMILIES["csv-stat"].generate(case_for("csv-stat"), random.Random(5))
     flawed = apply_flaw(apply_flaw(draft, "tests_in_image", random.Random(0)), "forgot_copy", random.Random(0))
     task = write_draft(flawed, tmp_path)
-    feedback = ("Task x is not valid.\n\n[oracle] The reference solution ... FileNotFoundError: [Errno 2] No such file or directory: "
-                "'/app/data/sales.csv'\n\n[leakage] The agent can see what it is supposed to produce:\n"
-                "- test_program_in_image: /app/test_outputs.py <- tests/test_outputs.py (a file with the name of one of the task's test programs)\n")
+    feedback = (
+        "Task x is not valid.\n\n[oracle] The reference solution ... FileNotFoundError: [Errno 2] No such file or "
+        "directory: "
+        "'/app/data/sales.csv'\n\n[leakage] The agent can see what it is supposed to produce:\n"
+        "- test_program_in_image: /app/test_outputs.py <- tests/test_outputs.py (a file with the name of one of the "
+        "task's test programs)\n"
+    )
     assert set(sections(feedback)) == {"oracle", "leakage"}
     fixes = [str(f) for f in repair(task, feedback)]
     assert any("COPY app/ /app/" in f for f in fixes) and any("test_outputs.py" in f for f in fixes)

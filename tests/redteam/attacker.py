@@ -31,4 +31,6 @@ class ScriptAgent(BaseAgent):
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
         result = await environment.exec(self.script, timeout_sec=180, user="root")
         self.logs_dir.mkdir(parents=True, exist_ok=True)
-        (self.logs_dir / "attack.txt").write_text(f"exit={result.return_code}\n{result.stdout}\n--- stderr\n{result.stderr}")
+        (self.logs_dir / "attack.txt").write_text(
+            f"exit={result.return_code}\n{result.stdout}\n--- stderr\n{result.stderr}"
+        )

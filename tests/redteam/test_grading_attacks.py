@@ -31,7 +31,9 @@ HERE = Path(__file__).resolve().parent
 @pytest.mark.parametrize("family", CHEAT_FAMILIES)
 def test_no_bundled_task_rewards_a_cheat_family(tmp_path, family):
     tasks = bundled_tasks()
-    outcomes = asyncio.run(arun_many([(t, "adversary", {"cheats": family}) for t in tasks], n_concurrent=2, trials_dir=tmp_path))
+    outcomes = asyncio.run(
+        arun_many([(t, "adversary", {"cheats": family}) for t in tasks], n_concurrent=2, trials_dir=tmp_path)
+    )
     forged = [(o.task, o.reward, o.error) for o in outcomes if o.reward != 0.0]
     assert not forged, forged
     cheats = [json.loads((Path(o.trial_dir) / "agent" / "adversary.json").read_text())["cheats"] for o in outcomes]
@@ -55,7 +57,9 @@ def test_the_same_attacks_win_against_a_shared_mode_verifier(tmp_path):
     task = tmp_path / "shared-fix-median-bug"
     shutil.copytree(EXAMPLE_TASKS / "fix-median-bug", task)
     toml = task / "task.toml"
-    toml.write_text(toml.read_text().replace('environment_mode = "separate"\n', "").replace('artifacts = ["/app"]\n', ""))
+    toml.write_text(
+        toml.read_text().replace('environment_mode = "separate"\n', "").replace('artifacts = ["/app"]\n', "")
+    )
     outcome = run_trial(task, "adversary", agent_kwargs={"cheats": "reward"}, trials_dir=tmp_path / "trials")
     assert outcome.reward == 1.0, outcome
 
@@ -83,7 +87,15 @@ def test_a_deliverable_forges_the_reward_when_root_tests_run_it(tmp_path):
     task = tmp_path / "root-tests-log-parser-cli"
     shutil.copytree(EXAMPLE_TASKS / "log-parser-cli", task)
     (task / "tests" / "test.sh").write_text(ROOT_TEST_SH)
-    outcomes = asyncio.run(arun_many([(task, "adversary", {"cheats": "peek"}), (EXAMPLE_TASKS / "log-parser-cli", "adversary", {"cheats": "peek"})],
-                                     n_concurrent=2, trials_dir=tmp_path / "trials"))
+    outcomes = asyncio.run(
+        arun_many(
+            [
+                (task, "adversary", {"cheats": "peek"}),
+                (EXAMPLE_TASKS / "log-parser-cli", "adversary", {"cheats": "peek"}),
+            ],
+            n_concurrent=2,
+            trials_dir=tmp_path / "trials",
+        )
+    )
     assert [o.reward for o in outcomes] == [1.0, 0.0], outcomes
     assert (Path(outcomes[0].trial_dir) / "verifier" / "autoenv-peek.txt").exists()

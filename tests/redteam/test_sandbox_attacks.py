@@ -100,7 +100,7 @@ rm -rf /logs/verifier && ln -s {forged} /logs/verifier
 # keep re-planting the link around Harbor's own clean-up, from a process that outlives this command
 setsid bash -c 'while :; do rm -rf /logs/verifier/reward.txt 2>/dev/null; ln -sfn {forged}/reward.txt /logs/verifier/reward.txt 2>/dev/null; sleep 0.01; done' </dev/null >/dev/null 2>&1 &
 sleep 0.2
-"""
+"""  # noqa: E501
     outcome = attack(tmp_path, script)
     assert (forged / "reward.txt").read_text() == "1\n", "the host file behind the link was changed"
     assert_contained(outcome)
@@ -110,7 +110,9 @@ def test_symlinked_tests_folder_cannot_clobber_host_files(tmp_path):
     canary = tmp_path / "canary"
     canary.mkdir()
     (canary / "test.sh").write_text("original\n")
-    outcome = attack(tmp_path, f"rm -rf /tests; ln -s {canary} /tests; mkdir -p {canary}; echo planted > {canary}/inside.txt")
+    outcome = attack(
+        tmp_path, f"rm -rf /tests; ln -s {canary} /tests; mkdir -p {canary}; echo planted > {canary}/inside.txt"
+    )
     assert (canary / "test.sh").read_text() == "original\n", "the tests upload wrote through the link onto the host"
     assert sorted(p.name for p in canary.iterdir()) == ["test.sh"]
     assert_contained(outcome)
@@ -141,9 +143,13 @@ unshare -m true 2>&1 && echo UNSHARED
 """
     outcome = attack(tmp_path, script)
     log = attack_log(outcome)
-    masks = {int(line, 16) for line in log.splitlines() if len(line) == 16 and all(c in "0123456789abcdef" for c in line)}
+    masks = {
+        int(line, 16) for line in log.splitlines() if len(line) == 16 and all(c in "0123456789abcdef" for c in line)
+    }
     assert masks, log
-    assert all(mask & ~DOCKER_CAP_MASK == 0 for mask in masks), f"a process holds more than Docker's capabilities: {masks}"
+    assert all(mask & ~DOCKER_CAP_MASK == 0 for mask in masks), (
+        f"a process holds more than Docker's capabilities: {masks}"
+    )
     assert all(not mask & CAP_SYS_ADMIN for mask in masks)
     assert "MOUNTED" not in log and "UNSHARED" not in log
     assert_contained(outcome)
@@ -314,16 +320,20 @@ def test_symlinks_in_collected_deliverables_cannot_reach_host_files(tmp_path):
     solution = tmp_path / "tasks" / "victim" / "solution"
     script = f"""
 ln -s {solution} /app/abs-link
-ln -s ../../../../../../../../{str(solution).lstrip('/')} /app/rel-link
+ln -s ../../../../../../../../{str(solution).lstrip("/")} /app/rel-link
 ln -s /etc /app/etc-link
 """
-    probe = ("#!/bin/bash\nmkdir -p /logs/verifier\n"
-             "{ cat /app/abs-link/solve.sh; cat /app/rel-link/solve.sh; } > /logs/verifier/seen.txt 2>&1\n"
-             "echo 0 > /logs/verifier/reward.txt\n")
+    probe = (
+        "#!/bin/bash\nmkdir -p /logs/verifier\n"
+        "{ cat /app/abs-link/solve.sh; cat /app/rel-link/solve.sh; } > /logs/verifier/seen.txt 2>&1\n"
+        "echo 0 > /logs/verifier/reward.txt\n"
+    )
     outcome = attack(tmp_path, script, files={"task.toml": SEPARATE_TOML, "tests/test.sh": probe})
     assert outcome.error is None, outcome
     seen = (Path(outcome.trial_dir) / "verifier" / "seen.txt").read_text()
     assert "hello" not in seen, f"the verifier read the task's solution through a planted link:\n{seen}"
-    copied = [p for p in Path(outcome.trial_dir).rglob("*") if p.name == "solve.sh" or (p.is_file() and p.name == "shadow")]
+    copied = [
+        p for p in Path(outcome.trial_dir).rglob("*") if p.name == "solve.sh" or (p.is_file() and p.name == "shadow")
+    ]
     assert not copied, copied
     assert_contained(outcome)

@@ -19,12 +19,23 @@ def screenshot(index: Path, png: Path) -> dict:
     if CHROMIUM is None:
         pytest.skip("Debian chromium not installed (scripts/system-deps.sh installs it)")
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                                                    "--disable-component-update", "--disable-sync", "--no-first-run"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(index.resolve().as_uri())
         page.wait_for_load_state("load")
-        images = page.eval_on_selector_all("img", "els => els.map(e => ({src: e.getAttribute('src'), w: e.naturalWidth, h: e.naturalHeight}))")
+        images = page.eval_on_selector_all(
+            "img", "els => els.map(e => ({src: e.getAttribute('src'), w: e.naturalWidth, h: e.naturalHeight}))"
+        )
         headings = page.eval_on_selector_all("h2", "els => els.map(e => e.textContent)")
         page.screenshot(path=str(png), full_page=True)
         browser.close()
@@ -35,18 +46,65 @@ def fill_store(db: Path) -> None:
     """A store written through the Store API the flywheel uses."""
     store = Store(db)
     store.ensure_run("main", {"steps": 2})
-    for i, (method, valid) in enumerate([("prompt", False), ("prompt", True), ("feedback", True), ("feedback", True), ("agentic", True), ("agentic", False)]):
-        store.record_attempt(run="main", step=i % 2, method=method, proposer="scripted", valid=valid, calibrated=valid, reward=1.0 if valid else 0.0,
-                             attempt_key=str(i), actions=[{"t": 0.1 * j, "kind": k, "detail": ""} for j, k in enumerate(["Read", "Write", "Build", "Test", "Write", "Test"])])
+    for i, (method, valid) in enumerate(
+        [
+            ("prompt", False),
+            ("prompt", True),
+            ("feedback", True),
+            ("feedback", True),
+            ("agentic", True),
+            ("agentic", False),
+        ]
+    ):
+        store.record_attempt(
+            run="main",
+            step=i % 2,
+            method=method,
+            proposer="scripted",
+            valid=valid,
+            calibrated=valid,
+            reward=1.0 if valid else 0.0,
+            attempt_key=str(i),
+            actions=[
+                {"t": 0.1 * j, "kind": k, "detail": ""}
+                for j, k in enumerate(["Read", "Write", "Build", "Test", "Write", "Test"])
+            ],
+        )
         if valid:
-            store.upsert_task(hash=f"h{i}", name=f"task{i}", path=str(db.parent / f"task{i}"), method=method, valid=True, calibrated=True, n_files=6 + i, pass_rate=0.5)
+            store.upsert_task(
+                hash=f"h{i}",
+                name=f"task{i}",
+                path=str(db.parent / f"task{i}"),
+                method=method,
+                valid=True,
+                calibrated=True,
+                n_files=6 + i,
+                pass_rate=0.5,
+            )
             gid = store.group_id("main", i % 2, f"h{i}", "solver", 2)
             for j in range(2):
-                store.add_rollout(run="main", step=i % 2, group_id=gid, task_hash=f"h{i}", index=j, policy_version=0, reward=float(j), n_turns=3 + j)
+                store.add_rollout(
+                    run="main",
+                    step=i % 2,
+                    group_id=gid,
+                    task_hash=f"h{i}",
+                    index=j,
+                    policy_version=0,
+                    reward=float(j),
+                    n_turns=3 + j,
+                )
     for step in range(2):
         store.start_step("main", step, step)
-        store.update_step("main", step, status="done", policy_version_out=step + 1, useful_group_rate=0.5 + 0.1 * step, collect_sec=3.0,
-                          benchmark_score=0.4, proposer_valid_rate=0.6)
+        store.update_step(
+            "main",
+            step,
+            status="done",
+            policy_version_out=step + 1,
+            useful_group_rate=0.5 + 0.1 * step,
+            collect_sec=3.0,
+            benchmark_score=0.4,
+            proposer_valid_rate=0.6,
+        )
     store.close()
 
 

@@ -25,7 +25,7 @@ pytestmark = needs_namespaces
 VERIFY_OUT = """#!/bin/bash
 mkdir -p /logs/verifier
 if [ "$(cat /app/out.txt 2>/dev/null)" = "{expected}" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
-"""
+"""  # noqa: E501
 
 
 def _task(make_task, name: str, dockerfile: str, solve: str, expected: str, **kwargs) -> Path:
@@ -35,9 +35,12 @@ def _task(make_task, name: str, dockerfile: str, solve: str, expected: str, **kw
 @pytest.mark.skipif(shutil.which("hello") is not None, reason="the point is a package the host does not have")
 def test_apt_get_installs_a_package_the_host_lacks(make_task, trials_dir):
     task = _task(
-        make_task, "apt-hello",
-        "FROM python:3.12-slim\nRUN apt-get update && apt-get install -y --no-install-recommends hello && rm -rf /var/lib/apt/lists/*\nWORKDIR /app\n",
-        "#!/bin/bash\nhello > /app/out.txt\n", "Hello, world!",
+        make_task,
+        "apt-hello",
+        "FROM python:3.12-slim\nRUN apt-get update && apt-get install -y --no-install-recommends hello && rm -rf "
+        "/var/lib/apt/lists/*\nWORKDIR /app\n",
+        "#!/bin/bash\nhello > /app/out.txt\n",
+        "Hello, world!",
     )
     assert run_trial(task, "oracle", trials_dir=trials_dir).reward == 1.0
     assert run_trial(task, "nop", trials_dir=trials_dir).reward == 0.0
@@ -45,8 +48,10 @@ def test_apt_get_installs_a_package_the_host_lacks(make_task, trials_dir):
 
 def test_python_image_has_python_pip_and_its_minor_version(make_task, trials_dir):
     task = _task(
-        make_task, "python-cmd",
-        "FROM python:3.12-slim\nRUN pip install --no-cache-dir pytest==8.3.4 && python -c 'import pytest'\nWORKDIR /app\n",
+        make_task,
+        "python-cmd",
+        "FROM python:3.12-slim\nRUN pip install --no-cache-dir pytest==8.3.4 && python -c 'import pytest'\nWORKDIR "
+        "/app\n",
         "#!/bin/bash\npython -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])' > /app/out.txt\n",
         "3.12" if "3.12" in standins._pyenv_versions() else standins.debian_python(),
     )
@@ -75,7 +80,10 @@ WORKDIR /app
 
 
 def test_tbench_and_ubuntu_bases_have_stand_ins():
-    assert standins.standin_for("ghcr.io/laude-institute/t-bench/python-3-13:20250620").python in {"3.13", standins.debian_python()}
+    assert standins.standin_for("ghcr.io/laude-institute/t-bench/python-3-13:20250620").python in {
+        "3.13",
+        standins.debian_python(),
+    }
     assert standins.standin_for("ghcr.io/laude-institute/t-bench/ubuntu-24-04:latest").kind == "debian"
     assert standins.standin_for("ubuntu:24.04").suite == "bookworm"
     assert standins.standin_for("debian:trixie-slim").suite == "trixie"
@@ -111,7 +119,14 @@ def test_images_share_layers_with_the_same_prefix(make_task):
     def layers(task: Path) -> list[str]:
         env = task / "environment"
         image = asyncio.run(build_image(env, key=environment_content_hash(env)))
-        info = json.loads(subprocess.run(["buildah", "inspect", "--type", "image", image.config.image], capture_output=True, text=True, check=True).stdout)
+        info = json.loads(
+            subprocess.run(
+                ["buildah", "inspect", "--type", "image", image.config.image],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
         return info["OCIv1"]["rootfs"]["diff_ids"]
 
     la, lb = layers(a), layers(b)

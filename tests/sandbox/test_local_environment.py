@@ -62,8 +62,24 @@ def test_harbor_trial_api_runs_task_with_our_environment_by_import_path(make_tas
 def test_harbor_cli_runs_task_with_our_environment(make_task, trials_dir):
     task = make_task()
     harbor = Path(sys.executable).with_name("harbor")
-    out = subprocess.run([str(harbor), "trial", "start", "-p", str(task), "-a", "oracle", "-e", LOCAL_IMPORT_PATH,
-                          "--trials-dir", str(trials_dir)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            str(harbor),
+            "trial",
+            "start",
+            "-p",
+            str(task),
+            "-a",
+            "oracle",
+            "-e",
+            LOCAL_IMPORT_PATH,
+            "--trials-dir",
+            str(trials_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "'reward': 1.0" in out.stdout
 
@@ -101,21 +117,27 @@ echo hello > /app/out.txt
 """
     task = make_task(
         "probe",
-        dockerfile="FROM python:3.12-slim\nARG WHO=world\nENV GREETING=\"hi ${WHO}\"\nWORKDIR /app\nCOPY data /app/data\n",
+        dockerfile='FROM python:3.12-slim\nARG WHO=world\nENV GREETING="hi ${WHO}"\nWORKDIR /app\nCOPY data '
+        "/app/data\n",
         solve=probe,
         env_extra='network_mode = "no-network"\n',
         files={"environment/data/input.txt": "payload\n"},
-        test_sh="#!/bin/bash\nmkdir -p /logs/verifier\ncp /app/probe.txt /logs/verifier/probe.txt\necho 1 > /logs/verifier/reward.txt\n",
+        test_sh="#!/bin/bash\nmkdir -p /logs/verifier\ncp /app/probe.txt /logs/verifier/probe.txt\necho 1 > "
+        "/logs/verifier/reward.txt\n",
     )
     outcome = run_trial(task, "oracle", trials_dir=trials_dir)
     assert outcome.reward == 1.0, outcome
-    probe_out = dict(line.split("=", 1) for line in (Path(outcome.trial_dir) / "verifier" / "probe.txt").read_text().splitlines())
+    probe_out = dict(
+        line.split("=", 1) for line in (Path(outcome.trial_dir) / "verifier" / "probe.txt").read_text().splitlines()
+    )
     assert probe_out["pwd"] == "/app"
     assert probe_out["greeting"] == "hi world"
     assert probe_out["data"] == "payload"
     assert probe_out["nobody"] == "65534"
     assert probe_out["hostfile"] == "no"
-    assert probe_out["ifaces"].split() == ["lo"], "allow_internet=false must give a network namespace with only loopback"
+    assert probe_out["ifaces"].split() == ["lo"], (
+        "allow_internet=false must give a network namespace with only loopback"
+    )
     assert not Path("/etc/autoenv-probe").exists(), "sandbox writes must not reach the host"
 
 
@@ -123,8 +145,13 @@ def test_task_sources_are_hidden_from_the_agent(trials_dir):
     """The agent must not find the solution or tests by walking the host tree."""
     root = REPO / "runs" / f"mask-test-{uuid.uuid4().hex[:6]}"
     try:
-        task = write_task(root, "masked", solve="#!/bin/bash\n"
-                          f"if ls {root}/masked/solution >/dev/null 2>&1; then echo leak > /app/out.txt; else echo hello > /app/out.txt; fi\n")
+        task = write_task(
+            root,
+            "masked",
+            solve="#!/bin/bash\n"
+            f"if ls {root}/masked/solution >/dev/null 2>&1; then echo leak > /app/out.txt; else echo hello > "
+            f"/app/out.txt; fi\n",
+        )
         assert run_trial(task, "oracle", trials_dir=trials_dir).reward == 1.0
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -163,7 +190,8 @@ def test_sandbox_dies_with_a_killed_autoenv(tmp_path):
         "from autoenv.sandbox.local.image import build_image\n"
         f"env_dir = Path({str(task / 'environment')!r})\n"
         "image = asyncio.run(build_image(env_dir, key=environment_content_hash(env_dir)))\n"
-        f"c = Container('killed-{uuid.uuid4().hex[:6]}', Path({str(state)!r}), ContainerConfig(rootfs=image.rootfs, env={{}}))\n"
+        f"c = Container('killed-{uuid.uuid4().hex[:6]}', Path({str(state)!r}), ContainerConfig(rootfs=image.rootfs, "
+        f"env={{}}))\n"
         "c.start()\n"
         "print(c.processes()[0], flush=True)\n"
         "time.sleep(120)\n"
@@ -179,7 +207,9 @@ def test_sandbox_dies_with_a_killed_autoenv(tmp_path):
         time.sleep(0.05)
     assert not Path(f"/proc/{pid1}").exists(), "sandbox init survived its parent"
     assert not state.exists(), "the sandbox's writable layer was left behind"
-    assert not any(str(state) in line for line in Path("/proc/mounts").read_text().splitlines()), "a mount was left behind"
+    assert not any(str(state) in line for line in Path("/proc/mounts").read_text().splitlines()), (
+        "a mount was left behind"
+    )
 
 
 def test_task_root_is_not_root_over_the_sandbox(make_task, trials_dir):
@@ -195,12 +225,18 @@ def test_task_root_is_not_root_over_the_sandbox(make_task, trials_dir):
   echo "nobody=$(su -s /bin/sh nobody -c 'id -u' 2>/dev/null || setpriv --reuid=65534 --regid=65534 --clear-groups id -u)"
 }} > /app/caps.txt
 echo hello > /app/out.txt
-"""
-        task = make_task("caps", solve=probe,
-                         test_sh="#!/bin/bash\nmkdir -p /logs/verifier\ncp /app/caps.txt /logs/verifier/caps.txt\necho 1 > /logs/verifier/reward.txt\n")
+"""  # noqa: E501
+        task = make_task(
+            "caps",
+            solve=probe,
+            test_sh="#!/bin/bash\nmkdir -p /logs/verifier\ncp /app/caps.txt /logs/verifier/caps.txt\necho 1 > "
+            "/logs/verifier/reward.txt\n",
+        )
         outcome = run_trial(task, "oracle", trials_dir=trials_dir)
         assert outcome.reward == 1.0, outcome
-        seen = dict(line.split("=", 1) for line in (Path(outcome.trial_dir) / "verifier" / "caps.txt").read_text().splitlines())
+        seen = dict(
+            line.split("=", 1) for line in (Path(outcome.trial_dir) / "verifier" / "caps.txt").read_text().splitlines()
+        )
         assert seen["mount"] == "no"
         assert seen["disks"] == "0"
         assert seen["shm"] == "private"

@@ -14,7 +14,14 @@ import pytest
 
 from autoenv.store.db import Store
 
-PG_BIN = next((p for p in ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin") if os.path.isdir(p)), None)
+PG_BIN = next(
+    (
+        p
+        for p in ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin")
+        if os.path.isdir(p)
+    ),
+    None,
+)
 
 
 def _free_port() -> int:
@@ -39,16 +46,24 @@ def postgres_url():
     data.mkdir()
     shutil.chown(data, "postgres")
     as_pg = ["runuser", "-u", "postgres", "--"]
-    init = subprocess.run([*as_pg, f"{PG_BIN}/initdb", "-D", str(data), "-A", "trust", "-U", "autoenv"], capture_output=True, text=True)
+    init = subprocess.run(
+        [*as_pg, f"{PG_BIN}/initdb", "-D", str(data), "-A", "trust", "-U", "autoenv"], capture_output=True, text=True
+    )
     if init.returncode != 0:
         pytest.skip(f"initdb failed: {init.stderr.strip()[-300:]}")
     port = _free_port()
-    server = subprocess.Popen([*as_pg, f"{PG_BIN}/postgres", "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(data)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [*as_pg, f"{PG_BIN}/postgres", "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(data)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"postgresql+psycopg://autoenv@127.0.0.1:{port}/postgres"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if subprocess.run([f"{PG_BIN}/pg_isready", "-h", "127.0.0.1", "-p", str(port)], capture_output=True).returncode == 0:
+        if (
+            subprocess.run([f"{PG_BIN}/pg_isready", "-h", "127.0.0.1", "-p", str(port)], capture_output=True).returncode
+            == 0
+        ):
             break
         time.sleep(0.2)
     else:

@@ -62,7 +62,9 @@ def _writer(db: str, worker: int, n: int) -> None:
     store = Store(db)
     gid = store.group_id("r", worker, "h1", "solver", n)
     for i in range(n):
-        store.add_rollout(run="r", step=worker, group_id=gid, task_hash="h1", index=i, policy_version=0, reward=float(i % 2))
+        store.add_rollout(
+            run="r", step=worker, group_id=gid, task_hash="h1", index=i, policy_version=0, reward=float(i % 2)
+        )
     store.close()
 
 

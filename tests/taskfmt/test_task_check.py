@@ -25,12 +25,24 @@ def test_well_formed_task_passes(tmp_path):
 BROKEN = {
     "missing-toml": (lambda t: (t / "task.toml").unlink(), "task.toml", "Missing task configuration"),
     "malformed-toml": (lambda t: (t / "task.toml").write_text("schema_version = [\n"), "task.toml", "Malformed TOML"),
-    "bad-field-type": (lambda t: (t / "task.toml").write_text('schema_version = "1.4"\n[agent]\ntimeout_sec = "soon"\n'), "task.toml", "agent.timeout_sec"),
+    "bad-field-type": (
+        lambda t: (t / "task.toml").write_text('schema_version = "1.4"\n[agent]\ntimeout_sec = "soon"\n'),
+        "task.toml",
+        "agent.timeout_sec",
+    ),
     "no-solution": (lambda t: (t / "solution" / "solve.sh").unlink(), "solve.sh", "reference solution missing"),
     "no-test-sh": (lambda t: (t / "tests" / "test.sh").unlink(), "task.toml", "does not contain tests/test.sh"),
-    "no-reward": (lambda t: (t / "tests" / "test.sh").write_text("#!/bin/bash\nexit 0\n"), "test.sh", "never writes /logs/verifier/reward"),
+    "no-reward": (
+        lambda t: (t / "tests" / "test.sh").write_text("#!/bin/bash\nexit 0\n"),
+        "test.sh",
+        "never writes /logs/verifier/reward",
+    ),
     "empty-instruction": (lambda t: (t / "instruction.md").write_text("  \n"), "instruction.md", "instruction"),
-    "no-from": (lambda t: (t / "environment" / "Dockerfile").write_text("RUN echo hi\n"), "Dockerfile", "no FROM instruction"),
+    "no-from": (
+        lambda t: (t / "environment" / "Dockerfile").write_text("RUN echo hi\n"),
+        "Dockerfile",
+        "no FROM instruction",
+    ),
     "no-environment": (lambda t: (t / "environment" / "Dockerfile").unlink(), "Dockerfile", "no Dockerfile"),
 }
 
@@ -68,7 +80,9 @@ def test_bundled_tasks_are_well_formed():
 def check_json(*args: str | Path) -> tuple[int, dict]:
     import json
 
-    out = subprocess.run([*AUTOENV, "task", "check", "--json", *map(str, args)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [*AUTOENV, "task", "check", "--json", *map(str, args)], capture_output=True, text=True, timeout=120
+    )
     return out.returncode, json.loads(out.stdout)
 
 
@@ -80,7 +94,11 @@ def test_style_findings_are_warnings_and_strict_counts_them(tmp_path):
     """Findings that change no behaviour (unknown metadata fields) warn; a shared-mode verifier is a harness note."""
     task = write_task(tmp_path, "style")
     toml = task / "task.toml"
-    toml.write_text(toml.read_text().replace('[metadata]\n', '[metadata]\nreviewer_mood = "happy"\n').replace("[agent]\n", "[agent]\nfavourite_colour = 3\n"))
+    toml.write_text(
+        toml.read_text()
+        .replace("[metadata]\n", '[metadata]\nreviewer_mood = "happy"\n')
+        .replace("[agent]\n", "[agent]\nfavourite_colour = 3\n")
+    )
     code, report = check_json(task)
     assert code == 0, report
     assert _levels(report) == {"unknown-config-field": "warning", "shared-verifier": "note"}, report
@@ -90,7 +108,10 @@ def test_style_findings_are_warnings_and_strict_counts_them(tmp_path):
 
 
 def test_grading_downloads_are_errors_only_without_network(tmp_path):
-    test_sh = "#!/bin/bash\npip install pytest\nmkdir -p /logs/verifier\npytest /tests && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
+    test_sh = (
+        "#!/bin/bash\npip install pytest\nmkdir -p /logs/verifier\npytest /tests && echo 1 > /logs/verifier/reward.txt "
+        "|| echo 0 > /logs/verifier/reward.txt\n"
+    )
     online = write_task(tmp_path, "online", test_sh=test_sh)
     offline = write_task(tmp_path, "offline", test_sh=test_sh, env_extra='network_mode = "no-network"\n')
     code, report = check_json(online)
@@ -110,14 +131,26 @@ def test_grading_downloads_are_errors_only_without_network(tmp_path):
 
 def test_conflict_markers_and_secrets_are_errors_with_file_and_line(tmp_path):
     solve = "#!/bin/bash\n<<<<<<< HEAD\necho hello > /app/out.txt\n=======\necho hi > /app/out.txt\n>>>>>>> feature\n"
-    key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n"
-    task = write_task(tmp_path, "leaky", solve=solve, files={
-        "environment/.env": "DEBUG=1\nOPENAI_API_KEY=sk-proj-4f9Q2kX7vB1mZ8rT3yL6wN0pA5sD\nDB_PASSWORD=changeme\n",
-        "environment/deploy_key": key,
-    })
+    key = (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE "
+        "KEY-----\n"
+    )
+    task = write_task(
+        tmp_path,
+        "leaky",
+        solve=solve,
+        files={
+            "environment/.env": "DEBUG=1\nOPENAI_API_KEY=sk-proj-4f9Q2kX7vB1mZ8rT3yL6wN0pA5sD\nDB_PASSWORD=changeme\n",
+            "environment/deploy_key": key,
+        },
+    )
     code, report = check_json(task)
     assert code == 1, report
-    found = [(Path(p["path"]).name, p["line"], p["rule"], p["level"]) for p in report["problems"] if p["rule"].startswith("autoenv-")]
+    found = [
+        (Path(p["path"]).name, p["line"], p["rule"], p["level"])
+        for p in report["problems"]
+        if p["rule"].startswith("autoenv-")
+    ]
     assert ("solve.sh", 2, "autoenv-conflict-marker", "error") in found, found
     assert ("deploy_key", 1, "autoenv-secret", "error") in found, found
     assert (".env", 2, "autoenv-secret", "error") in found, found
@@ -128,12 +161,18 @@ def test_conflict_markers_and_secrets_are_errors_with_file_and_line(tmp_path):
 
 
 def test_set_e_before_the_reward_is_flagged_at_its_line(tmp_path):
-    test_sh = "#!/bin/bash\nset -euo pipefail\nmkdir -p /logs/verifier\npytest /tests/test_outputs.py\necho 1 > /logs/verifier/reward.txt\n"
+    test_sh = (
+        "#!/bin/bash\nset -euo pipefail\nmkdir -p /logs/verifier\npytest /tests/test_outputs.py\necho 1 > "
+        "/logs/verifier/reward.txt\n"
+    )
     code, report = check_json(write_task(tmp_path, "set-e", test_sh=test_sh))
     finding = next(p for p in report["problems"] if p["rule"] == "autoenv-reward-on-failure")
     assert finding["level"] == "warning" and finding["line"] == 2, finding
     # the usual guard: the reward is written either way
-    fine = "#!/bin/bash\nset -e\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\npytest /tests && echo 1 > /logs/verifier/reward.txt\n"
+    fine = (
+        "#!/bin/bash\nset -e\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\npytest /tests && echo 1 > "
+        "/logs/verifier/reward.txt\n"
+    )
     code, report = check_json(write_task(tmp_path, "set-e-ok", test_sh=fine))
     assert "autoenv-reward-on-failure" not in _levels(report)
 

@@ -11,19 +11,25 @@ from autoenv.train.grpo import group_advantages, is_useful
 
 def test_two_pass_two_fail_is_plus_minus_one() -> None:
     # mean 0.5, std 0.5 -> (r - 0.5) / 0.500001
-    assert group_advantages([1, 0, 0, 1]) == pytest.approx([0.5 / 0.500001, -0.5 / 0.500001, -0.5 / 0.500001, 0.5 / 0.500001], abs=1e-12)
+    assert group_advantages([1, 0, 0, 1]) == pytest.approx(
+        [0.5 / 0.500001, -0.5 / 0.500001, -0.5 / 0.500001, 0.5 / 0.500001], abs=1e-12
+    )
 
 
 def test_one_pass_in_four() -> None:
     # mean 0.25, std sqrt(0.1875) = sqrt(3)/4: the pass gets sqrt(3), each fail -1/sqrt(3)
     got = group_advantages([1.0, 0.0, 0.0, 0.0], eps=0.0)
     assert got == pytest.approx([math.sqrt(3), -1 / math.sqrt(3), -1 / math.sqrt(3), -1 / math.sqrt(3)], rel=1e-12)
-    assert group_advantages([1.0, 0.0, 0.0, 0.0]) == pytest.approx([1.7320468, -0.5773489, -0.5773489, -0.5773489], abs=1e-6)
+    assert group_advantages([1.0, 0.0, 0.0, 0.0]) == pytest.approx(
+        [1.7320468, -0.5773489, -0.5773489, -0.5773489], abs=1e-6
+    )
 
 
 def test_fractional_rewards() -> None:
     # mean 0.5, std sqrt(0.06): +-0.3 / 0.2449490 = +-1.2247449 (sqrt(1.5)), and 0 for the mean
-    assert group_advantages([0.2, 0.5, 0.8], eps=0.0) == pytest.approx([-math.sqrt(1.5), 0.0, math.sqrt(1.5)], abs=1e-12)
+    assert group_advantages([0.2, 0.5, 0.8], eps=0.0) == pytest.approx(
+        [-math.sqrt(1.5), 0.0, math.sqrt(1.5)], abs=1e-12
+    )
 
 
 def test_without_std_normalisation_is_centred_reward() -> None:

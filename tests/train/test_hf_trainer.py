@@ -24,7 +24,8 @@ from autoenv.train.trainenv import REPO_ROOT, train_python
 
 TRAIN_PY = train_python(required=False)
 pytestmark = pytest.mark.skipif(
-    TRAIN_PY is None, reason="training env missing: run `bash scripts/setup-train.sh` (creates .venv-train with CPU torch)"
+    TRAIN_PY is None,
+    reason="training env missing: run `bash scripts/setup-train.sh` (creates .venv-train with CPU torch)",
 )
 
 PROMPT = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
@@ -34,11 +35,18 @@ def toy_batch(policy_version: int = 0) -> TrainingBatch:
     samples = []
     for i in range(8):
         good = i % 2 == 0
-        samples.append(TrainingSample(
-            role="solver" if i < 4 else "proposer", task_hash="toy", group_id=1 if i < 4 else -1, rollout_id=i,
-            policy_version=policy_version, messages=PROMPT + [{"role": "assistant", "content": "yes" if good else "no"}],
-            reward=1.0 if good else 0.0, advantage=1.0 if good else -1.0,
-        ))
+        samples.append(
+            TrainingSample(
+                role="solver" if i < 4 else "proposer",
+                task_hash="toy",
+                group_id=1 if i < 4 else -1,
+                rollout_id=i,
+                policy_version=policy_version,
+                messages=PROMPT + [{"role": "assistant", "content": "yes" if good else "no"}],
+                reward=1.0 if good else 0.0,
+                advantage=1.0 if good else -1.0,
+            )
+        )
     return TrainingBatch(run="toy", step=0, policy_version=policy_version, samples=samples)
 
 
@@ -46,7 +54,9 @@ def toy_batch(policy_version: int = 0) -> TrainingBatch:
 def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """``base=tiny``: the flywheel has no v0 yet, so the backend builds it (init_policy, the CLI hook) and trains it."""
     root = tmp_path_factory.mktemp("hf")
-    result = make_trainer("trl:base=tiny,lr=3e-3,steps=4,seed=0").train_step(toy_batch(), policy_dir=None, out_dir=root / "train")
+    result = make_trainer("trl:base=tiny,lr=3e-3,steps=4,seed=0").train_step(
+        toy_batch(), policy_dir=None, out_dir=root / "train"
+    )
     return {"root": root, "v0": root / "train" / "v0", "result": result}
 
 
@@ -76,9 +86,22 @@ def test_training_step_lowers_loss_and_saves_next_version(trained: dict) -> None
 def test_checkpoint_reloads_and_moves_towards_positive_advantage(trained: dict) -> None:
     root = trained["root"]
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    proc = subprocess.run([str(TRAIN_PY), str(Path(__file__).with_name("worker_checks.py")), "--v0", str(trained["v0"]),
-                           "--v1", str(trained["result"].checkpoint), "--work", str(root / "checks")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            str(TRAIN_PY),
+            str(Path(__file__).with_name("worker_checks.py")),
+            "--v0",
+            str(trained["v0"]),
+            "--v1",
+            str(trained["result"].checkpoint),
+            "--work",
+            str(root / "checks"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -91,8 +114,13 @@ def test_checkpoint_reloads_and_moves_towards_positive_advantage(trained: dict) 
 
     # only assistant turns are trained (end-of-turn token included), context-only turns and tool output are not
     assert out["template_source"] == "tokenizer"
-    assert out["masked_text"] == 'look\n<tool_call>{"name": "run", "arguments": {"command": "ls"}}</tool_call><|end|>done<|end|>'
-    assert "old context" in out["unmasked_text"] and "a.txt" in out["unmasked_text"] and "done" not in out["unmasked_text"]
+    assert (
+        out["masked_text"]
+        == 'look\n<tool_call>{"name": "run", "arguments": {"command": "ls"}}</tool_call><|end|>done<|end|>'
+    )
+    assert (
+        "old context" in out["unmasked_text"] and "a.txt" in out["unmasked_text"] and "done" not in out["unmasked_text"]
+    )
     assert "not prefix-preserving" in out["non_prefix_template"]
 
     nan = None

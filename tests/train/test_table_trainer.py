@@ -15,19 +15,32 @@ from autoenv.train.batch import TrainingBatch, TrainingSample
 REPO = Path(__file__).resolve().parents[2]
 
 
-def sample(strategy: str, advantage: float, probs: dict[str, float], role: str = "solver", key: str = "fix_function") -> TrainingSample:
+def sample(
+    strategy: str, advantage: float, probs: dict[str, float], role: str = "solver", key: str = "fix_function"
+) -> TrainingSample:
     decision = {"role": role, "key": key, "strategy": strategy, "probs": probs}
-    return TrainingSample(role=role, messages=[{"role": "user", "content": "x"}], advantage=advantage, reward=max(advantage, 0),
-                          meta={"decision": decision})
+    return TrainingSample(
+        role=role,
+        messages=[{"role": "user", "content": "x"}],
+        advantage=advantage,
+        reward=max(advantage, 0),
+        meta={"decision": decision},
+    )
 
 
 def test_one_step_is_the_softmax_policy_gradient_and_saves_the_next_version(tmp_path):
     uniform = {s: 1 / 3 for s in STRATEGIES}
-    batch = TrainingBatch(run="t", step=0, policy_version=0, samples=[
-        sample("solve", 1.0, uniform), sample("give_up", -1.0, uniform),
-        sample("careful", 1.0, {"careful": 0.5, "careless": 0.5}, role="proposer", key="first_draft"),
-        sample("solve", 0.0, uniform),  # no advantage: no gradient
-    ])
+    batch = TrainingBatch(
+        run="t",
+        step=0,
+        policy_version=0,
+        samples=[
+            sample("solve", 1.0, uniform),
+            sample("give_up", -1.0, uniform),
+            sample("careful", 1.0, {"careful": 0.5, "careless": 0.5}, role="proposer", key="first_draft"),
+            sample("solve", 0.0, uniform),  # no advantage: no gradient
+        ],
+    )
     result = make_trainer("table:lr=0.5").train_step(batch, policy_dir=None, out_dir=tmp_path)
     assert result.policy_version_out == 1 and result.checkpoint == tmp_path / "v1"
     table = PolicyTable.load(result.checkpoint)
@@ -36,7 +49,9 @@ def test_one_step_is_the_softmax_policy_gradient_and_saves_the_next_version(tmp_
     give_up = 0.5 * ((0 - 1 / 3) * 1.0 + (1 - 1 / 3) * -1.0) / 2
     assert table.solver["fix_function"]["solve"] == pytest.approx(solve)
     assert table.solver["fix_function"]["give_up"] == pytest.approx(give_up)
-    assert table.proposer["first_draft"]["careful"] == pytest.approx(0.25) and table.proposer["first_draft"]["careless"] == pytest.approx(-0.25)
+    assert table.proposer["first_draft"]["careful"] == pytest.approx(0.25) and table.proposer["first_draft"][
+        "careless"
+    ] == pytest.approx(-0.25)
     assert table.probs("solver", "fix_function", STRATEGIES)["solve"] > 1 / 3
     assert result.loss == pytest.approx(-(math.log(1 / 3) - math.log(1 / 3) + math.log(0.5)) / 3)
     meta = json.loads((tmp_path / "v1" / "autoenv_policy.json").read_text())
@@ -44,8 +59,12 @@ def test_one_step_is_the_softmax_policy_gradient_and_saves_the_next_version(tmp_
 
 
 def test_a_batch_without_recorded_draws_keeps_the_version(tmp_path):
-    batch = TrainingBatch(run="t", step=3, policy_version=3, samples=[
-        TrainingSample(role="solver", messages=[{"role": "user", "content": "x"}], advantage=1.0)])
+    batch = TrainingBatch(
+        run="t",
+        step=3,
+        policy_version=3,
+        samples=[TrainingSample(role="solver", messages=[{"role": "user", "content": "x"}], advantage=1.0)],
+    )
     result = make_trainer("table").train_step(batch, policy_dir=None, out_dir=tmp_path)
     assert result.policy_version_out == 3 and result.extra["skipped"] == 1
 

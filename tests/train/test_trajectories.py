@@ -16,26 +16,51 @@ AGENT = Agent(name="terminal", version="0.1", model_name="policy")
 
 
 def steps(with_ids: bool = True) -> list[Step]:
-    ids = (lambda p, c, lp: Metrics(prompt_token_ids=p, completion_token_ids=c, logprobs=lp)) if with_ids else (lambda *a: None)
+    ids = (
+        (lambda p, c, lp: Metrics(prompt_token_ids=p, completion_token_ids=c, logprobs=lp))
+        if with_ids
+        else (lambda *a: None)
+    )
     return [
         Step(step_id=1, source="system", message="You are a terminal agent."),
         Step(step_id=2, source="user", message="Create hello.txt containing hi."),
-        Step(step_id=3, source="agent", message="Let me look first.", reasoning_content="check the dir",
-             tool_calls=[ToolCall(tool_call_id="c1", function_name="run", arguments={"command": "ls"})],
-             observation=Observation(results=[ObservationResult(source_call_id="c1", content="README.md\n")]),
-             metrics=ids([1, 2, 3], [10, 11], [-0.5, -0.25]), llm_call_count=1),
-        Step(step_id=4, source="agent", message="```run\necho hi > hello.txt\n```",
-             observation=Observation(results=[ObservationResult(content=[{"type": "text", "text": "exit 0"}])]),
-             metrics=ids([1, 2, 3, 10, 11, 4], [12], [-1.0]), llm_call_count=1),
-        Step(step_id=5, source="agent", message="Done.", metrics=ids([1, 2, 3, 10, 11, 4, 12, 5], [13, 14], None), llm_call_count=1),
+        Step(
+            step_id=3,
+            source="agent",
+            message="Let me look first.",
+            reasoning_content="check the dir",
+            tool_calls=[ToolCall(tool_call_id="c1", function_name="run", arguments={"command": "ls"})],
+            observation=Observation(results=[ObservationResult(source_call_id="c1", content="README.md\n")]),
+            metrics=ids([1, 2, 3], [10, 11], [-0.5, -0.25]),
+            llm_call_count=1,
+        ),
+        Step(
+            step_id=4,
+            source="agent",
+            message="```run\necho hi > hello.txt\n```",
+            observation=Observation(results=[ObservationResult(content=[{"type": "text", "text": "exit 0"}])]),
+            metrics=ids([1, 2, 3, 10, 11, 4], [12], [-1.0]),
+            llm_call_count=1,
+        ),
+        Step(
+            step_id=5,
+            source="agent",
+            message="Done.",
+            metrics=ids([1, 2, 3, 10, 11, 4, 12, 5], [13, 14], None),
+            llm_call_count=1,
+        ),
     ]
 
 
 EXPECTED = [
     {"role": "system", "content": "You are a terminal agent."},
     {"role": "user", "content": "Create hello.txt containing hi."},
-    {"role": "assistant", "content": "Let me look first.", "reasoning_content": "check the dir",
-     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run", "arguments": {"command": "ls"}}}]},
+    {
+        "role": "assistant",
+        "content": "Let me look first.",
+        "reasoning_content": "check the dir",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run", "arguments": {"command": "ls"}}}],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "README.md\n"},
     {"role": "assistant", "content": "```run\necho hi > hello.txt\n```"},
     {"role": "user", "content": "exit 0"},
@@ -55,8 +80,11 @@ def test_messages_from_harbor_model_and_from_json_agree(tmp_path: Path) -> None:
 
 def test_text_tool_style_folds_calls_into_text() -> None:
     messages = trajectory_to_messages(Trajectory(agent=AGENT, steps=steps()), tools="text")
-    assert messages[2] == {"role": "assistant", "reasoning_content": "check the dir",
-                           "content": 'Let me look first.\n{"tool": "run", "arguments": {"command": "ls"}}'}
+    assert messages[2] == {
+        "role": "assistant",
+        "reasoning_content": "check the dir",
+        "content": 'Let me look first.\n{"tool": "run", "arguments": {"command": "ls"}}',
+    }
     assert messages[3] == {"role": "user", "content": "README.md\n"}
     assert all(m["role"] != "tool" for m in messages)
 
@@ -91,7 +119,9 @@ def test_recorder_output_becomes_a_training_sample_that_exports(tmp_path: Path) 
         recorder.add(**step.model_dump(exclude={"step_id", "timestamp"}, exclude_none=True))
     recorder.flush()
     path = tmp_path / "agent" / "trajectory.json"
-    sample = sample_from_trajectory(path, task_hash="h", group_id=1, rollout_id=2, policy_version=0, reward=1.0, advantage=0.7)
+    sample = sample_from_trajectory(
+        path, task_hash="h", group_id=1, rollout_id=2, policy_version=0, reward=1.0, advantage=0.7
+    )
     assert isinstance(sample, TrainingSample)
     assert sample.messages == EXPECTED and len(sample.turns) == 3
     assert sample.meta["trajectory_path"] == str(path)
@@ -100,8 +130,18 @@ def test_recorder_output_becomes_a_training_sample_that_exports(tmp_path: Path) 
 
 
 def test_multimodal_content_becomes_placeholder_text() -> None:
-    trajectory = {"steps": [{"step_id": 1, "source": "user", "message": [
-        {"type": "text", "text": "look at"}, {"type": "image", "source": {"media_type": "image/png", "path": "shot.png"}}]}]}
+    trajectory = {
+        "steps": [
+            {
+                "step_id": 1,
+                "source": "user",
+                "message": [
+                    {"type": "text", "text": "look at"},
+                    {"type": "image", "source": {"media_type": "image/png", "path": "shot.png"}},
+                ],
+            }
+        ]
+    }
     assert trajectory_to_messages(trajectory) == [{"role": "user", "content": "look at\n[image: shot.png]"}]
 
 

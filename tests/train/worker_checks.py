@@ -17,7 +17,14 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from autoenv.train.batch import TokenTurn, TrainingBatch, TrainingSample
-from autoenv.train.hf_worker import StepConfig, TemplateError, encode_messages, encode_turns, train_on_batch, training_template
+from autoenv.train.hf_worker import (
+    StepConfig,
+    TemplateError,
+    encode_messages,
+    encode_turns,
+    train_on_batch,
+    training_template,
+)
 from autoenv.train.policy import read_policy_meta
 
 PROMPT = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
@@ -34,7 +41,7 @@ def completion_logprob(model, tokenizer, messages, completion: str) -> float:
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([ids])).logits[0]
     logps = torch.log_softmax(logits[:-1].float(), -1).gather(-1, torch.tensor(ids[1:]).unsqueeze(-1)).squeeze(-1)
-    return float(logps[len(p_ids) - 1:].sum())
+    return float(logps[len(p_ids) - 1 :].sum())
 
 
 def main() -> int:
@@ -65,7 +72,13 @@ def main() -> int:
     conversation = [
         {"role": "system", "content": "sys"},
         {"role": "user", "content": "task"},
-        {"role": "assistant", "content": "look", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run", "arguments": {"command": "ls"}}}]},
+        {
+            "role": "assistant",
+            "content": "look",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "run", "arguments": {"command": "ls"}}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
         {"role": "assistant", "content": "old context", "train": False},
         {"role": "user", "content": "go on"},
@@ -76,7 +89,10 @@ def main() -> int:
     out["unmasked_text"] = tok.decode([i for i, k in zip(ids, mask) if not k])
 
     # a template that rewrites earlier assistant turns (as thinking templates do) cannot be masked by prefixes
-    dropping = "{% for m in messages %}{% if m['role'] != 'assistant' or loop.last %}{{ m['content'] }}|{% endif %}{% endfor %}"
+    dropping = (
+        "{% for m in messages %}{% if m['role'] != 'assistant' or loop.last %}{{ m['content'] }}|{% endif %}{% endfor "
+        "%}"
+    )
     try:
         encode_messages(tok, dropping, conversation)
         out["non_prefix_template"] = "accepted"
@@ -84,33 +100,76 @@ def main() -> int:
         out["non_prefix_template"] = str(exc)
 
     # recorded turns: a call that extends the previous one shares its sequence, an unrelated one starts another
-    seqs = encode_turns([
-        TokenTurn(prompt_token_ids=[1, 2, 3], completion_token_ids=[4, 5], logprobs=[-0.5, -0.25]),
-        TokenTurn(prompt_token_ids=[1, 2, 3, 4, 5, 6], completion_token_ids=[7]),
-        TokenTurn(prompt_token_ids=[9, 9], completion_token_ids=[8], logprobs=[-2.0]),
-    ])
+    seqs = encode_turns(
+        [
+            TokenTurn(prompt_token_ids=[1, 2, 3], completion_token_ids=[4, 5], logprobs=[-0.5, -0.25]),
+            TokenTurn(prompt_token_ids=[1, 2, 3, 4, 5, 6], completion_token_ids=[7]),
+            TokenTurn(prompt_token_ids=[9, 9], completion_token_ids=[8], logprobs=[-2.0]),
+        ]
+    )
     out["turn_sequences"] = [[ids, mask, [None if math.isnan(x) else x for x in old]] for ids, mask, old in seqs]
 
     # training from recorded ids + endpoint logprobs (the importance-ratio path), with one sample whose ids come from
     # another tokenizer (out of vocabulary) falling back to its messages
-    prompt_ids = tok(tok.apply_chat_template(PROMPT, tokenize=False, add_generation_prompt=True), add_special_tokens=False)["input_ids"]
+    prompt_ids = tok(
+        tok.apply_chat_template(PROMPT, tokenize=False, add_generation_prompt=True), add_special_tokens=False
+    )["input_ids"]
     samples = []
     for i, (text, adv) in enumerate([("yes", 1.0), ("no", -1.0), ("yes", 1.0), ("no", -1.0)]):
         completion = tok(text + "<|end|>", add_special_tokens=False)["input_ids"]
         with torch.no_grad():  # what a sampler would have reported, slightly off as vLLM's are
             logits = m1(input_ids=torch.tensor([prompt_ids + completion])).logits[0]
-        lp = torch.log_softmax(logits.float(), -1)[len(prompt_ids) - 1:-1].gather(-1, torch.tensor(completion).unsqueeze(-1)).squeeze(-1)
-        samples.append(TrainingSample(role="solver", task_hash="t", group_id=1, rollout_id=i, policy_version=1, reward=max(adv, 0.0), advantage=adv,
-                                      messages=PROMPT + [{"role": "assistant", "content": text}],
-                                      prompt_token_ids=prompt_ids, completion_token_ids=completion, logprobs=[x - 0.01 for x in lp.tolist()]))
-    samples.append(TrainingSample(role="proposer", policy_version=1, reward=1.0, advantage=1.0, messages=PROMPT + [{"role": "assistant", "content": "yes"}],
-                                  prompt_token_ids=[10**6], completion_token_ids=[10**6 + 1]))
+        lp = (
+            torch.log_softmax(logits.float(), -1)[len(prompt_ids) - 1 : -1]
+            .gather(-1, torch.tensor(completion).unsqueeze(-1))
+            .squeeze(-1)
+        )
+        samples.append(
+            TrainingSample(
+                role="solver",
+                task_hash="t",
+                group_id=1,
+                rollout_id=i,
+                policy_version=1,
+                reward=max(adv, 0.0),
+                advantage=adv,
+                messages=PROMPT + [{"role": "assistant", "content": text}],
+                prompt_token_ids=prompt_ids,
+                completion_token_ids=completion,
+                logprobs=[x - 0.01 for x in lp.tolist()],
+            )
+        )
+    samples.append(
+        TrainingSample(
+            role="proposer",
+            policy_version=1,
+            reward=1.0,
+            advantage=1.0,
+            messages=PROMPT + [{"role": "assistant", "content": "yes"}],
+            prompt_token_ids=[10**6],
+            completion_token_ids=[10**6 + 1],
+        )
+    )
     batch = TrainingBatch(run="checks", step=1, policy_version=1, samples=samples)
     result = train_on_batch(batch, args.v1, args.work, StepConfig(lr=3e-3, steps=2, clip_eps=0.2))
-    out["recorded_run"] = {k: result[k] for k in ("loss", "loss_after", "n_samples", "n_recorded_logprobs", "token_source", "skipped",
-                                                  "policy_version_out", "checkpoint", "clip_fracs", "roles")}
+    out["recorded_run"] = {
+        k: result[k]
+        for k in (
+            "loss",
+            "loss_after",
+            "n_samples",
+            "n_recorded_logprobs",
+            "token_source",
+            "skipped",
+            "policy_version_out",
+            "checkpoint",
+            "clip_fracs",
+            "roles",
+        )
+    }
     # every module of the package imports on 3.11 without Harbor (the flywheel side is the only Harbor user)
-    import autoenv.train.backends, autoenv.train.serve, autoenv.train.trajectories  # noqa: E401,F401
+    import autoenv.train.backends  # noqa: E401,F401
+
     out["python"] = list(sys.version_info[:2])
     out["harbor_imported"] = sorted(m for m in sys.modules if m == "harbor" or m.startswith("harbor."))
     print(json.dumps(out))

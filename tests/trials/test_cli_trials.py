@@ -20,8 +20,12 @@ pytestmark = needs_namespaces
 def test_bundled_task_oracle_1_nop_0(task, tmp_path):
     rewards = {}
     for agent in ("oracle", "nop"):
-        out = subprocess.run([AUTOENV, "trial", str(task), "--agent", agent, "--json", "--trials-dir", str(tmp_path)],
-                             capture_output=True, text=True, timeout=600)
+        out = subprocess.run(
+            [AUTOENV, "trial", str(task), "--agent", agent, "--json", "--trials-dir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert out.returncode == 0, out.stderr[-2000:]
         result = json.loads(out.stdout)
         assert result["error"] is None, result
@@ -31,13 +35,40 @@ def test_bundled_task_oracle_1_nop_0(task, tmp_path):
 
 def test_trials_json_and_table(tmp_path):
     source = EXAMPLE_TASKS / "fix-median-bug"
-    out = subprocess.run([AUTOENV, "trials", str(source), "--agent", "terminal", "--policy", "scripted", "--seed", "3", "-k", "4",
-                          "--ak", "success_rate=0.5", "--json", "--trials-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [
+            AUTOENV,
+            "trials",
+            str(source),
+            "--agent",
+            "terminal",
+            "--policy",
+            "scripted",
+            "--seed",
+            "3",
+            "-k",
+            "4",
+            "--ak",
+            "success_rate=0.5",
+            "--json",
+            "--trials-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     rewards = [o["reward"] for o in json.loads(out.stdout)]
-    assert len(rewards) == 4 and set(rewards) == {0.0, 1.0}, "seeds differ per attempt, so a 0.5 success rate mixes outcomes"
-    table = subprocess.run([AUTOENV, "trials", str(EXAMPLE_TASKS / "csv-statistic"), "--agent", "oracle", "--trials-dir", str(tmp_path)],
-                           capture_output=True, text=True, timeout=600)
+    assert len(rewards) == 4 and set(rewards) == {0.0, 1.0}, (
+        "seeds differ per attempt, so a 0.5 success rate mixes outcomes"
+    )
+    table = subprocess.run(
+        [AUTOENV, "trials", str(EXAMPLE_TASKS / "csv-statistic"), "--agent", "oracle", "--trials-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert table.returncode == 0 and "passed 1/1" in table.stderr
 
 

@@ -46,12 +46,15 @@ def test_a_network_policy_the_backend_cannot_enforce_is_the_backends(tmp_path):
         assert "[environment] network_mode" in stderr  # rich markup does not eat the section name
 
 
-@pytest.mark.parametrize(("exc", "kind"), [
-    (SandboxError("runc run failed: cgroup"), Fault.SANDBOX),
-    (PolicyConnectionError("connection refused"), Fault.ENDPOINT),
-    (KeyError("oops"), Fault.BUG),
-    (FileNotFoundError("no such task"), Fault.TASK),
-])
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (SandboxError("runc run failed: cgroup"), Fault.SANDBOX),
+        (PolicyConnectionError("connection refused"), Fault.ENDPOINT),
+        (KeyError("oops"), Fault.BUG),
+        (FileNotFoundError("no such task"), Fault.TASK),
+    ],
+)
 def test_every_fault_kind_has_its_exit_code_and_advice(exc, kind):
     explained = explain(exc, task="/tmp/some-task", env="local")
     assert explained.kind == kind and explained.exit_code == EXIT_CODES[kind]

@@ -9,7 +9,7 @@ import pytest
 
 from autoenv.agents.coin import coin_flip
 from autoenv.trials.runner import run_trial
-from autoenv.validate.calibration import calibrate, cached_calibration
+from autoenv.validate.calibration import cached_calibration, calibrate
 from autoenv.validate.leakage import scan_extracted, task_secrets
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.validation import validate_task
@@ -61,9 +61,15 @@ def test_proposer_reward_from_real_verdicts(task, tmp_path):
 
 
 def test_leak_scan_agent_copies_the_environment_out(tmp_path):
-    """The scan used for non-local backends, exercised on the local one (restricted to /app and /opt/reference: on this backend the rest of / is the host)."""
+    """The scan used for non-local backends, exercised on the local one (restricted to /app and /opt/reference: on this
+    backend the rest of / is the host)."""
     task = Path(shutil.copytree(HERE / "flawed" / "solution-in-image", tmp_path / "solution-in-image"))
-    outcome = run_trial(task, "autoenv.validate.leakage:ScanAgent", agent_kwargs={"roots": "/app,/opt/reference"}, trials_dir=tmp_path / "trials")
+    outcome = run_trial(
+        task,
+        "autoenv.validate.leakage:ScanAgent",
+        agent_kwargs={"roots": "/app,/opt/reference"},
+        trials_dir=tmp_path / "trials",
+    )
     assert outcome.error is None, outcome.error_message
     findings = scan_extracted(Path(outcome.trial_dir), task_secrets(task))
     assert [(f.kind, f.where) for f in findings] == [("solution_in_image", "/opt/reference/solve.sh")]

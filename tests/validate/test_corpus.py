@@ -25,7 +25,8 @@ GOOD = HERE / "good"
 
 pytestmark = [needs_namespaces, pytest.mark.slow]
 
-#: flawed task -> (the check that must fail, other checks allowed to fail as a consequence, text the feedback must contain)
+#: flawed task -> (the check that must fail, other checks allowed to fail as a consequence, text the feedback must
+#: contain)
 EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "verifier-never-writes-reward": ("structure", {"oracle", "nop"}, "never writes /logs/verifier/reward.txt"),
     "broken-dockerfile-line": ("build", set(), "prepare_numbers.py"),
@@ -84,8 +85,12 @@ def test_flawed_task_is_rejected_for_its_flaw(name, tmp_path):
                 break
     failed = {c.name for c in report.failed}
     assert not report.valid
-    assert check in failed, f"{name}: expected {check} to fail, got {[(c.name, c.status, c.summary) for c in report.checks]}"
-    assert failed <= {check} | allowed, f"{name}: unrelated checks failed: {failed - {check} - allowed}\n{report.feedback()}"
+    assert check in failed, (
+        f"{name}: expected {check} to fail, got {[(c.name, c.status, c.summary) for c in report.checks]}"
+    )
+    assert failed <= {check} | allowed, (
+        f"{name}: unrelated checks failed: {failed - {check} - allowed}\n{report.feedback()}"
+    )
     result = report.check(check)
     assert result is not None and needle in result.feedback, f"{name}: feedback lacks {needle!r}:\n{result.feedback}"
     assert f"[{check}]" in report.feedback()

@@ -41,13 +41,17 @@ def test_validator_agrees_with_the_reviewer(name, tmp_path):
     failed = sorted(c.name for c in report.failed)
     table = "\n".join(f"{c.name}: {c.status}: {c.summary}" for c in report.checks)
     assert report.valid == (label["verdict"] == "valid"), f"{name}: {label['why']}\n{table}\n{report.feedback()}"
-    assert failed == sorted(label.get("fails", [])), f"{name}: failed {failed}, the reviewer says {label.get('fails', [])}\n{table}"
+    assert failed == sorted(label.get("fails", [])), (
+        f"{name}: failed {failed}, the reviewer says {label.get('fails', [])}\n{table}"
+    )
     if "needle" in label:
         assert label["needle"] in report.feedback(), f"{name}: feedback lacks {label['needle']!r}:\n{report.feedback()}"
     for level, key in ((Level.WARNING, "warnings"), (Level.NOTE, "notes")):
         assert bool(report.findings(level)) == label.get(key, False), f"{name}: {level}s {report.findings(level)}"
     if "strict_verdict" in label:
-        strict = validate_task(task, trials_dir=tmp_path / "strict", oracle=not label.get("no_oracle", False), strict=True)
+        strict = validate_task(
+            task, trials_dir=tmp_path / "strict", oracle=not label.get("no_oracle", False), strict=True
+        )
         assert strict.valid == (label["strict_verdict"] == "valid"), strict.feedback()
         assert [c.name for c in strict.failed] == ["structure"], strict.feedback()
 
@@ -60,5 +64,11 @@ def test_a_task_without_solution_is_invalid_unless_validated_without_oracle(tmp_
     assert "--no-oracle" in report.feedback()
     # every check that needs no solution still ran
     assert {c.name: c.status for c in report.checks if c.name in ("build", "nop", "leakage", "tamper")} == {
-        "build": "pass", "nop": "pass", "leakage": "pass", "tamper": "pass"}
-    assert all("oracle not checked" in report.check(n).summary for n in ("oracle", "deterministic", "partial", "timeouts"))
+        "build": "pass",
+        "nop": "pass",
+        "leakage": "pass",
+        "tamper": "pass",
+    }
+    assert all(
+        "oracle not checked" in report.check(n).summary for n in ("oracle", "deterministic", "partial", "timeouts")
+    )

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from autoenv.agents.adversary import CHEAT_FAMILIES, cheat_script, mentioned_commands, mentioned_paths
 from autoenv.agents.coin import coin_flip
+from autoenv.spec import SolverSpec
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate import cache
-from autoenv.spec import SolverSpec
 from autoenv.validate.calibration import CalibrationReport, CalibrationSettings, judge, parse_band
 from autoenv.validate.checks import CHECK_ORDER, CheckResult, check_deterministic, check_nop, check_timeouts
-from autoenv.validate.leakage import python_answer_literals, scan_instruction, scan_tree, shell_answer_literals, task_secrets
+from autoenv.validate.leakage import (
+    python_answer_literals,
+    scan_instruction,
+    scan_tree,
+    shell_answer_literals,
+    task_secrets,
+)
 from autoenv.validate.reward import ACCEPTED_REWARD, VALID_REWARD, proposer_reward
 from autoenv.validate.stats import wilson_interval
 from autoenv.validate.validation import ValidationReport, ValidationSettings
@@ -68,7 +74,11 @@ def test_coin_is_seeded_and_fair():
         ("coin:p=0.5", "autoenv.agents.coin:CoinOracleAgent", {"p": 0.5}),
         ("coin:p=0.25,seed=7", "autoenv.agents.coin:CoinOracleAgent", {"p": 0.25, "seed": 7}),
         ("terminal:policy=scripted,success_rate=0.5", "terminal", {"policy": "scripted", "success_rate": 0.5}),
-        ("terminal:policy=openai,base_url=http://127.0.0.1:8000/v1", "terminal", {"policy": "openai", "base_url": "http://127.0.0.1:8000/v1"}),
+        (
+            "terminal:policy=openai,base_url=http://127.0.0.1:8000/v1",
+            "terminal",
+            {"policy": "openai", "base_url": "http://127.0.0.1:8000/v1"},
+        ),
         ("my.mod:Solver", "my.mod:Solver", {}),
         ("my.mod:Solver:temperature=0.7,greedy=true", "my.mod:Solver", {"temperature": 0.7, "greedy": True}),
     ],
@@ -108,15 +118,37 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 
 def _validation(valid: bool, content_hash: str = "h") -> ValidationReport:
     checks = [CheckResult(name=n, passed=valid or n != "oracle", summary="s") for n in CHECK_ORDER]
-    return ValidationReport(task="t", task_name="t", content_hash=content_hash, settings=ValidationSettings(), valid=valid,
-                            checks=checks, started_at=datetime.now(timezone.utc), duration_sec=1.0)
+    return ValidationReport(
+        task="t",
+        task_name="t",
+        content_hash=content_hash,
+        settings=ValidationSettings(),
+        valid=valid,
+        checks=checks,
+        started_at=datetime.now(UTC),
+        duration_sec=1.0,
+    )
 
 
 def _calibration(passes: int, n: int, accepted: bool, band=None, content_hash: str = "h") -> CalibrationReport:
-    return CalibrationReport(task="t", task_name="t", content_hash=content_hash,
-                             settings=CalibrationSettings(solver="coin:p=0.5", rollouts=n, band=band), n=n, passes=passes,
-                             pass_rate=passes / n if n else None, ci_low=0, ci_high=1, mean_reward=None, mean_turns=None,
-                             accepted=accepted, verdict="v", rollouts=[], started_at=datetime.now(timezone.utc), duration_sec=1.0)
+    return CalibrationReport(
+        task="t",
+        task_name="t",
+        content_hash=content_hash,
+        settings=CalibrationSettings(solver="coin:p=0.5", rollouts=n, band=band),
+        n=n,
+        passes=passes,
+        pass_rate=passes / n if n else None,
+        ci_low=0,
+        ci_high=1,
+        mean_reward=None,
+        mean_turns=None,
+        accepted=accepted,
+        verdict="v",
+        rollouts=[],
+        started_at=datetime.now(UTC),
+        duration_sec=1.0,
+    )
 
 
 def test_content_hash_ignores_records_and_sees_every_edit(tmp_path):
@@ -184,7 +216,16 @@ def test_proposer_reward_refuses_mismatched_content():
 
 
 def _outcome(reward, error=None, agent_sec=0.5) -> TrialOutcome:
-    return TrialOutcome(task="t", agent="oracle", environment="local", reward=reward, error=error, trial_dir="", duration_sec=1.0, agent_sec=agent_sec)
+    return TrialOutcome(
+        task="t",
+        agent="oracle",
+        environment="local",
+        reward=reward,
+        error=error,
+        trial_dir="",
+        duration_sec=1.0,
+        agent_sec=agent_sec,
+    )
 
 
 def test_check_deterministic_and_nop():
@@ -201,7 +242,9 @@ def test_check_timeouts_margin():
     assert check_timeouts([_outcome(1.0, agent_sec=10)], agent_timeout_sec=60, verifier_timeout_sec=None).passed
     slow = check_timeouts([_outcome(1.0, agent_sec=40)], agent_timeout_sec=60, verifier_timeout_sec=None)
     assert slow.passed is False and "40.0s" in slow.feedback
-    timed_out = check_timeouts([_outcome(None, error="agent_timeout", agent_sec=60)], agent_timeout_sec=60, verifier_timeout_sec=None)
+    timed_out = check_timeouts(
+        [_outcome(None, error="agent_timeout", agent_sec=60)], agent_timeout_sec=60, verifier_timeout_sec=None
+    )
     assert timed_out.passed is False
 
 
@@ -209,7 +252,10 @@ def test_check_timeouts_margin():
 
 
 def test_answer_literals_are_equality_targets_not_thresholds():
-    source = "EXPECTED_TOTAL = 48213\ndef test_x():\n    assert total() == 3.1416\n    assert acc >= 0.875\n    assert name == 'hello'\n    assert code == 404\n"
+    source = (
+        "EXPECTED_TOTAL = 48213\ndef test_x():\n    assert total() == 3.1416\n    assert acc >= 0.875\n    assert name "
+        "== 'hello'\n    assert code == 404\n"
+    )
     literals = python_answer_literals(source)
     assert 48213 in literals and 3.1416 in literals and 0.875 not in literals
     assert shell_answer_literals('[ "$(cat /app/out)" = "4821" ] && grep -q \'total: 77\' f') == ["4821", "total: 77"]
@@ -233,7 +279,9 @@ def test_scan_tree_finds_copies_by_content_and_name_but_not_shared_starter_lines
     (root / "tests" / "x").write_text("")
     # a starter file that shares some, but not all, distinctive solution lines is not a leak
     good_secrets = task_secrets(GOOD)
-    (root / "app" / "starter.py").write_text('numbers = [int(line) for line in Path("/app/numbers.txt").read_text().split()]\n')
+    (root / "app" / "starter.py").write_text(
+        'numbers = [int(line) for line in Path("/app/numbers.txt").read_text().split()]\n'
+    )
     kinds = {(f.kind, f.where) for f in scan_tree(root, secrets)}
     assert ("test_program_in_image", "/app/check_sum.py") in kinds
     assert ("tests_in_image", "/srv/renamed.py") in kinds
@@ -245,10 +293,16 @@ def test_scan_tree_finds_copies_by_content_and_name_but_not_shared_starter_lines
 
 
 def test_adversary_targets_outputs_and_programs_from_the_instruction():
-    text = "Write `/app/out/report.json` using /app/tool.py, then run `logstats /app/access.log --top 3`. Don't touch /etc/hosts or /logs/x."
+    text = (
+        "Write `/app/out/report.json` using /app/tool.py, then run `logstats /app/access.log --top 3`. Don't touch "
+        "/etc/hosts or /logs/x."
+    )
     assert mentioned_paths(text) == ["/app/out/report.json", "/app/tool.py", "/app/access.log"]
     assert mentioned_commands(text) == ["logstats"]
-    assert mentioned_paths("Install /usr/local/bin/sumnums; see /library/notes.txt and /usr/share/x.") == ["/usr/local/bin/sumnums", "/library/notes.txt"]
+    assert mentioned_paths("Install /usr/local/bin/sumnums; see /library/notes.txt and /usr/share/x.") == [
+        "/usr/local/bin/sumnums",
+        "/library/notes.txt",
+    ]
     assert mentioned_commands("the field `weighted_mean` and `sigma = sqrt(x)`") == []
     script = cheat_script(text)
     assert "empty_output /app/out/report.json" in script and "exit0_stub /app/tool.py" in script
@@ -258,7 +312,9 @@ def test_adversary_targets_outputs_and_programs_from_the_instruction():
         cheat_script(text, ["nonsense"])
     assert set(CHEAT_FAMILIES) == {"reward", "plant", "tests", "outputs", "peek"}
     # planting is its own family (a shared-mode limit), and peek replaces the named program with a reader
-    assert "planted_conftest" in cheat_script(text, ["plant"]) and "planted_conftest" not in cheat_script(text, ["tests"])
+    assert "planted_conftest" in cheat_script(text, ["plant"]) and "planted_conftest" not in cheat_script(
+        text, ["tests"]
+    )
     peek = cheat_script(text, ["peek"])
     assert "answer_reader /app/tool.py" in peek and "reward.json" in peek and "empty_output" not in peek
 

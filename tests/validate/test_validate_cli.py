@@ -28,7 +28,16 @@ def test_validate_valid_task_json_then_cached(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["valid"] and [c["name"] for c in report["checks"]] == [
-        "structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "partial", "timeouts"]
+        "structure",
+        "build",
+        "oracle",
+        "deterministic",
+        "nop",
+        "leakage",
+        "tamper",
+        "partial",
+        "timeouts",
+    ]
     assert all(c["passed"] and c["evidence"] is not None for c in report["checks"])
     again = run("validate", task, cwd=tmp_path)
     assert again.returncode == 0 and "recorded verdict" in again.stderr

@@ -19,7 +19,6 @@ from autoenv.agents.policies.base import (
     PolicyError,
     PolicyReply,
 )
-
 from autoenv.vocab import SolverPolicy
 
 POLICIES = tuple(SolverPolicy)
@@ -41,9 +40,21 @@ def make_policy(name: str, **kwargs: Any) -> Policy:
         from autoenv.agents.policies.openai_policy import OpenAIPolicy
 
         allowed = {
-            "model", "base_url", "api_key", "temperature", "max_tokens", "tool_mode", "rollout_details",
-            "policy_version", "seed", "max_retries", "max_connect_retries", "retry_base_sec", "retry_max_sec",
-            "request_timeout_sec", "extra_body",
+            "model",
+            "base_url",
+            "api_key",
+            "temperature",
+            "max_tokens",
+            "tool_mode",
+            "rollout_details",
+            "policy_version",
+            "seed",
+            "max_retries",
+            "max_connect_retries",
+            "retry_base_sec",
+            "retry_max_sec",
+            "request_timeout_sec",
+            "extra_body",
         }
         factory = OpenAIPolicy
     else:

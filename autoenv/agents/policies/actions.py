@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -53,7 +53,7 @@ class FinishAction(_ActionBase):
     message: str = ""
 
 
-Action = Annotated[Union[RunAction, ReadFileAction, WriteFileAction, FinishAction], Field(discriminator="kind")]
+Action = Annotated[RunAction | ReadFileAction | WriteFileAction | FinishAction, Field(discriminator="kind")]
 ACTION_ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
 
 #: Tool names as the model sees them -> action kind.
@@ -86,7 +86,9 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
             "description": "Read a text file (long files are shortened in the middle).",
             "parameters": {
                 "type": "object",
-                "properties": {"path": {"type": "string", "description": "Absolute path, or relative to the working directory."}},
+                "properties": {
+                    "path": {"type": "string", "description": "Absolute path, or relative to the working directory."}
+                },
                 "required": ["path"],
             },
         },
@@ -95,7 +97,9 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "write_file",
-            "description": "Create or overwrite a file with exactly the given content; missing parent folders are created.",
+            "description": (
+                "Create or overwrite a file with exactly the given content; missing parent folders are created."
+            ),
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -156,7 +160,9 @@ _WRITE_WORDS = {"write_file", "write"}
 _FINISH_WORDS = {"finish", "done", "submit"}
 _JSON_WORDS = {"json"}
 
-_FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<word>[A-Za-z_][\w-]*)?[ \t]*(?P<rest>[^\n]*)$")
+_FENCE_OPEN = re.compile(
+    r"^(?P<indent>[ \t]{0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<word>[A-Za-z_][\w-]*)?[ \t]*(?P<rest>[^\n]*)$"
+)
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 
 

@@ -68,7 +68,7 @@ class PolicyTable(BaseModel):
         return softmax(getattr(self, role).get(key, {}), options)
 
     @classmethod
-    def load(cls, path: Path | str | None) -> "PolicyTable":
+    def load(cls, path: Path | str | None) -> PolicyTable:
         """A table file, a checkpoint folder holding one, or None for the untrained table (uniform choices)."""
         if path is None:
             return cls()
@@ -76,7 +76,9 @@ class PolicyTable(BaseModel):
         if path.is_dir():
             path = path / TABLE_FILE
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: no policy table (train one with the `table` trainer, or leave table unset for v0)")
+            raise FileNotFoundError(
+                f"{path}: no policy table (train one with the `table` trainer, or leave table unset for v0)"
+            )
         return cls.model_validate_json(path.read_text())
 
     def save(self, path: Path | str) -> Path:
@@ -119,9 +121,16 @@ class LearnedPolicy(ScriptedPolicy):
         options = STRATEGIES + ((NAIVE,) if matched and matched[0].naive_variant else ())
         probs = self.table.probs("solver", key, options)
         strategy = draw(probs, random.Random(f"{self.seed}:{task_key}"))
-        return {"seed": self.seed, "task_key": task_key, "role": "solver", "key": key, "strategy": strategy,
-                "probs": {k: round(v, 6) for k, v in probs.items()}, "table_version": self.table.version,
-                "attempt": strategy != "give_up"}
+        return {
+            "seed": self.seed,
+            "task_key": task_key,
+            "role": "solver",
+            "key": key,
+            "strategy": strategy,
+            "probs": {k: round(v, 6) for k, v in probs.items()},
+            "table_version": self.table.version,
+            "attempt": strategy != "give_up",
+        }
 
     def _found(self, found: dict[str, Any]) -> dict[str, Any]:
         return {**found, "naive": True} if self._decision.get("strategy") == NAIVE else found
@@ -143,7 +152,11 @@ class LearnedPolicy(ScriptedPolicy):
             writes = [a for a in plan.actions if isinstance(a, WriteFileAction)]
             if writes:  # write what the recipe wrote, run nothing of it, and stop
                 yield Plan(writes, plan.note + " (writing only)", {**plan.info, "intent": "rush"})
-                yield Plan([FinishAction(message="Written; done.")], "The program is written; I will not run it.", {"intent": "rush"})
+                yield Plan(
+                    [FinishAction(message="Written; done.")],
+                    "The program is written; I will not run it.",
+                    {"intent": "rush"},
+                )
                 return
             results = yield plan
 

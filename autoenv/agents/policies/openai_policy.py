@@ -52,7 +52,9 @@ from autoenv.agents.policies.prompts import system_prompt, task_message
 TOOL_MODES = ("auto", "tools", "text")
 _VERSION_HEADERS = ("x-policy-version", "x-model-version", "x-weight-version")
 _VERSION_FIELDS = ("policy_version", "weight_version", "model_version")
-_CONTEXT_RE = re.compile(r"context.length|maximum context|context_length_exceeded|prompt is too long|too many (input )?tokens", re.I)
+_CONTEXT_RE = re.compile(
+    r"context.length|maximum context|context_length_exceeded|prompt is too long|too many (input )?tokens", re.I
+)
 _TOOLS_RE = re.compile(r"tool|function.?call", re.I)
 
 
@@ -109,7 +111,9 @@ class OpenAIPolicy:
         self._want_token_ids = rollout_details
         self._max_tokens_param = "max_tokens"
         self._jitter = random.Random(seed)
-        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=request_timeout_sec)
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=request_timeout_sec
+        )
         self.base_url = str(self._client.base_url)
 
     # -- Policy protocol -------------------------------------------------------------
@@ -137,13 +141,17 @@ class OpenAIPolicy:
                 message = _error_text(exc)
                 lowered = message.lower()
                 if _CONTEXT_RE.search(message):
-                    raise ContextLengthExceededError(f"the conversation exceeds the model's context: {message}") from None
+                    raise ContextLengthExceededError(
+                        f"the conversation exceeds the model's context: {message}"
+                    ) from None
                 if "max_completion_tokens" in message and self._max_tokens_param == "max_tokens" and self.max_tokens:
                     self._max_tokens_param = "max_completion_tokens"
                     continue
                 # Hosted providers reject vLLM's return_token_ids (some models also logprobs);
                 # play on without them rather than failing the episode.
-                if self._want_token_ids and ("return_token_ids" in lowered or "unrecognized request argument" in lowered):
+                if self._want_token_ids and (
+                    "return_token_ids" in lowered or "unrecognized request argument" in lowered
+                ):
                     self._want_token_ids = False
                     info.setdefault("dropped_request_fields", []).append(message[:300])
                     continue
@@ -208,32 +216,46 @@ class OpenAIPolicy:
                 ) from None
             except openai.NotFoundError as exc:
                 raise PolicyEndpointError(
-                    f"HTTP 404 from {self._url()}: {_error_text(exc)}. Either --base-url is wrong (it should be the API "
+                    f"HTTP 404 from {self._url()}: {_error_text(exc)}. Either --base-url is wrong (it should be the "
+                    f"API "
                     f"root, usually ending in /v1) or the model {self.model!r} is not served there"
                 ) from None
             except openai.BadRequestError:
                 raise
-            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as exc:
+            except (
+                openai.RateLimitError,
+                openai.InternalServerError,
+                openai.APITimeoutError,
+                openai.APIConnectionError,
+                openai.APIStatusError,
+            ) as exc:
                 status = getattr(exc, "status_code", None)
                 transient = status is None or status in (408, 409, 429) or status >= 500
-                connect_only = isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+                connect_only = isinstance(exc, openai.APIConnectionError) and not isinstance(
+                    exc, openai.APITimeoutError
+                )
                 limit = self.max_connect_retries if connect_only else self.max_retries
                 if not transient:
                     raise PolicyEndpointError(f"HTTP {status} from {self._url()}: {_error_text(exc)}") from None
                 if attempt > limit:
                     raise self._give_up(exc, attempt - 1) from None
                 wait = self._backoff(exc, attempt)
-                retries.append(RetryRecord(attempt=attempt, status=status, error=_error_text(exc)[:300], wait_sec=round(wait, 3)))
+                retries.append(
+                    RetryRecord(attempt=attempt, status=status, error=_error_text(exc)[:300], wait_sec=round(wait, 3))
+                )
                 await asyncio.sleep(wait)
             except openai.APIResponseValidationError as exc:
-                raise PolicyEndpointError(f"{self._url()} answered with something that is not a chat completion: {exc}") from None
+                raise PolicyEndpointError(
+                    f"{self._url()} answered with something that is not a chat completion: {exc}"
+                ) from None
 
     def _give_up(self, exc: Exception, n_retries: int) -> Exception:
         after = f" after {n_retries} retr{'y' if n_retries == 1 else 'ies'}" if n_retries else ""
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc
             return PolicyConnectionError(
-                f"cannot reach an OpenAI-compatible endpoint at {self.base_url}{after} ({type(cause).__name__}: {cause}); "
+                f"cannot reach an OpenAI-compatible endpoint at {self.base_url}{after} ({type(cause).__name__}: "
+                f"{cause}); "
                 "check --base-url (vLLM and SGLang serve under /v1) and that the server is running"
             )
         status = getattr(exc, "status_code", None)
@@ -271,7 +293,9 @@ class OpenAIPolicy:
                 name = getattr(fn, "name", None) or "?"
                 arguments = getattr(fn, "arguments", None) or ""
                 call_id = tc.id or f"call_{turn_index}_{i + 1}"
-                wire_calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+                wire_calls.append(
+                    {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+                )
                 try:
                     action = action_from_tool_call(name, arguments)
                     calls.append(Call(id=call_id, name=name, arguments=action_to_tool_call(action)[1], action=action))
@@ -318,7 +342,9 @@ class OpenAIPolicy:
             finish_reason=choice.finish_reason,
             policy_version=version,
             llm_calls=1,
-            info={"response_id": completion.id, "policy_version_source": source} if version else {"response_id": completion.id},
+            info={"response_id": completion.id, "policy_version_source": source}
+            if version
+            else {"response_id": completion.id},
         )
 
     def _version(self, headers: Any, body: dict[str, Any]) -> tuple[str | None, str | None]:

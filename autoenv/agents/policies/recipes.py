@@ -62,7 +62,11 @@ def _clean_path(path: str) -> str:
 def find_tests_and_run() -> Episode:
     """Look for a test suite next to the code and run it (results only inform the record)."""
     found = yield Plan(
-        [RunAction(command="find . -maxdepth 3 \\( -name 'test_*.py' -o -name '*_test.py' \\) -not -path '*/.*' | head -20")],
+        [
+            RunAction(
+                command="find . -maxdepth 3 \\( -name 'test_*.py' -o -name '*_test.py' \\) -not -path '*/.*' | head -20"
+            )
+        ],
         "Check whether the project ships tests I can run.",
     )
     if found and found[0].exit_code == 0 and ".py" in found[0].output:
@@ -73,7 +77,7 @@ def find_tests_and_run() -> Episode:
 
 
 class WriteLiteral(Recipe):
-    """"Write "hello" to /app/out.txt" and its phrasings."""
+    """ "Write "hello" to /app/out.txt" and its phrasings."""
 
     name = "write_literal"
     _patterns = [
@@ -83,7 +87,8 @@ class WriteLiteral(Recipe):
             re.I,
         ),
         re.compile(
-            rf"\b(?:write|put|save)\s+the\s+(?:word|text|string)\s+(?P<text>[^\s{_QUOTE}]+)\s+(?:\(and nothing else\)\s+)?"
+            rf"\b(?:write|put|save)\s+the\s+(?:word|text|string)\s+(?P<text>[^\s{_QUOTE}]+)\s+(?:\(and nothing "
+            rf"else\)\s+)?"
             rf"(?:in(?:to)?|to)\s+(?:the\s+file\s+)?{_PATH}",
             re.I,
         ),
@@ -103,10 +108,21 @@ class WriteLiteral(Recipe):
 
     def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
         path, text = found["path"], found["text"]
-        yield Plan([WriteFileAction(path=path, content=text + "\n")], f"The task asks for {text!r} in {path}; write it.")
+        yield Plan(
+            [WriteFileAction(path=path, content=text + "\n")], f"The task asks for {text!r} in {path}; write it."
+        )
         check = yield Plan([RunAction(command=f"cat -- {shlex.quote(path)}")], "Check the file.")
         ok = bool(check) and check[0].output.splitlines()[:1] == [text]
-        yield Plan([FinishAction(message=f"Wrote {text!r} to {path}." if ok else f"Wrote {path}, but it does not read back as expected.")], "Done.")
+        yield Plan(
+            [
+                FinishAction(
+                    message=f"Wrote {text!r} to {path}."
+                    if ok
+                    else f"Wrote {path}, but it does not read back as expected."
+                )
+            ],
+            "Done.",
+        )
 
 
 # -- fix a known function --------------------------------------------------------------------
@@ -186,16 +202,19 @@ lines[start:end] = [new_body]
 open(path, "w").write("".join(lines))
 compile(open(path).read(), path, "exec")
 print(f"patched {name}({', '.join(params)}) in {path}")
-'''
+'''  # noqa: E501
 
 
 class FixFunction(Recipe):
-    """"Fix `median` in `/app/stats_utils.py`": swap in a known-correct implementation, then check."""
+    """ "Fix `median` in `/app/stats_utils.py`": swap in a known-correct implementation, then check."""
 
     name = "fix_function"
     _patterns = [
         re.compile(rf"\bfix\s+(?:the\s+)?`?(?P<func>[A-Za-z_]\w*)`?(?:\(\))?\s+(?:function\s+)?in\s+{_PATH}", re.I),
-        re.compile(rf"`(?P<func>[A-Za-z_]\w*)`(?:\(\))?\s+(?:function\s+)?in\s+{_PATH}\s+(?:is|returns|gives)\s+(?:wrong|buggy|broken|incorrect)", re.I),
+        re.compile(
+            rf"`(?P<func>[A-Za-z_]\w*)`(?:\(\))?\s+(?:function\s+)?in\s+{_PATH}\s+(?:is|returns|gives)\s+(?:wrong|buggy|broken|incorrect)",
+            re.I,
+        ),
     ]
     _command = re.compile(r"`((?:cd\s+[^`&]+&&\s*)?python3?\s+[^`]+)`")
 
@@ -213,7 +232,11 @@ class FixFunction(Recipe):
         module = posixpath.splitext(posixpath.basename(path))[0]
         read = yield Plan([ReadFileAction(path=path)], f"Read {path} to see how {func} is written.")
         if not read or read[0].error or f"def {func}" not in read[0].output:
-            yield Plan([FinishAction(message=f"{path} has no function {func}; cannot apply the known fix.")], "Give up.", {"intent": "recipe_failed"})
+            yield Plan(
+                [FinishAction(message=f"{path} has no function {func}; cannot apply the known fix.")],
+                "Give up.",
+                {"intent": "recipe_failed"},
+            )
             return
         yield Plan(
             [RunAction(command=f"grep -rn --include='*.py' {shlex.quote(func)} {shlex.quote(folder)} | head -20")],
@@ -226,7 +249,8 @@ class FixFunction(Recipe):
                 WriteFileAction(path=body_file, content=REFERENCE_BODIES[func]),
                 RunAction(command=f"python3 /tmp/autoenv_patch.py {shlex.quote(path)} {func} {body_file}"),
             ],
-            f"Replace the body of {func} with a correct implementation (sort a copy, handle empty input), keeping its signature and docstring.",
+            f"Replace the body of {func} with a correct implementation (sort a copy, handle empty input), keeping its "
+            f"signature and docstring.",
         )
         if not patch or patch[-1].exit_code != 0:
             yield Plan([FinishAction(message=f"Patching {func} failed.")], "Give up.", {"intent": "recipe_failed"})
@@ -234,7 +258,11 @@ class FixFunction(Recipe):
         probe = _PROBES.get(func)
         if probe:
             yield Plan(
-                [RunAction(command=f"cd {shlex.quote(folder)} && python3 -c {shlex.quote(probe.format(module=module))}")],
+                [
+                    RunAction(
+                        command=f"cd {shlex.quote(folder)} && python3 -c {shlex.quote(probe.format(module=module))}"
+                    )
+                ],
                 f"Try {func} on a few inputs, including ones the old code got wrong.",
             )
         for command in found["commands"][:2]:
@@ -313,7 +341,7 @@ preds = [model(r[tti]) for r in trows]
 with open(out_path, "w") as f:
     f.write("\n".join(preds) + "\n")
 print(f"wrote {len(preds)} predictions to {out_path}")
-'''
+'''  # noqa: E501
 
 
 class TextClassifier(Recipe):
@@ -339,19 +367,26 @@ class TextClassifier(Recipe):
             "Look at the data layout (header, label column, text column).",
         )
         run = yield Plan(
-            [WriteFileAction(path="/tmp/autoenv_nb.py", content=NB_SCRIPT), RunAction(command=f"python3 /tmp/autoenv_nb.py {qt} {qs} {qo}", timeout_sec=300)],
-            "Train a naive Bayes model on word unigrams and bigrams, estimate accuracy on held-out rows, and predict the test set.",
+            [
+                WriteFileAction(path="/tmp/autoenv_nb.py", content=NB_SCRIPT),
+                RunAction(command=f"python3 /tmp/autoenv_nb.py {qt} {qs} {qo}", timeout_sec=300),
+            ],
+            "Train a naive Bayes model on word unigrams and bigrams, estimate accuracy on held-out rows, and predict "
+            "the test set.",
         )
         if not run or run[-1].exit_code != 0:
             yield Plan([FinishAction(message="Training failed.")], "Give up.", {"intent": "recipe_failed"})
             return
-        yield Plan([RunAction(command=f"wc -l {qo} && sort {qo} | uniq -c")], "Check the predictions file has one line per test row.")
+        yield Plan(
+            [RunAction(command=f"wc -l {qo} && sort {qo} | uniq -c")],
+            "Check the predictions file has one line per test row.",
+        )
         yield Plan([FinishAction(message=f"Wrote predictions to {out}.")], "Done.")
 
 
 # -- backup rotation -----------------------------------------------------------------------
 
-ROTATE_SCRIPT = r'''#!/usr/bin/env bash
+ROTATE_SCRIPT = r"""#!/usr/bin/env bash
 # Keep the KEEP newest backups of BACKUP_DIR (age from the timestamp in the name); print what goes.
 set -u
 usage() { echo "usage: $0 [--dry-run] BACKUP_DIR KEEP" >&2; exit 2; }
@@ -378,9 +413,9 @@ for (( i = 0; i < drop; i++ )); do
   if (( ! dry )); then rm -f -- "$dir/$name" || exit 1; fi
   printf '%s\n' "$name"
 done
-'''
+"""
 
-ROTATE_CHECK = r'''set -u
+ROTATE_CHECK = r"""set -u
 t=$(mktemp -d)/"dir with space"; mkdir -p "$t/sub"
 for ts in 20240101-000000 20240102-000000 20240103-000000; do : > "$t/__PREFIX__${ts}__SUFFIX__"; done
 : > "$t/__PREFIX__20230101-000000__SUFFIX__.part"; : > "$t/other.txt"
@@ -388,7 +423,7 @@ echo "dry-run:"; __SCRIPT__ --dry-run "$t" 1; echo "left: $(ls "$t" | wc -l)"
 echo "real:"; __SCRIPT__ "$t" 1; ls "$t"
 u=$(mktemp -d)
 for args in "" "$u" "$u x" "$u -1" "/nonexistent 1" "$u 1 --dry-run"; do __SCRIPT__ $args >/dev/null 2>&1; echo "args [$args] -> exit $?"; done
-'''
+"""  # noqa: E501
 
 
 class BackupRotation(Recipe):
@@ -417,23 +452,39 @@ class BackupRotation(Recipe):
         script = found["script"]
         body = ROTATE_SCRIPT.replace("__PREFIX__", found["prefix"]).replace("__SUFFIX__", found["suffix"])
         if found["apply"]:
-            yield Plan([RunAction(command=f"ls -la {shlex.quote(found['apply'][0])}")], "See what the backup folder holds.")
+            yield Plan(
+                [RunAction(command=f"ls -la {shlex.quote(found['apply'][0])}")], "See what the backup folder holds."
+            )
         made = yield Plan(
-            [WriteFileAction(path=script, content=body), RunAction(command=f"chmod +x {shlex.quote(script)} && bash -n {shlex.quote(script)}")],
-            "Write the rotation script: select backups by exact name, sort by the timestamp in the name, delete all but the newest.",
+            [
+                WriteFileAction(path=script, content=body),
+                RunAction(command=f"chmod +x {shlex.quote(script)} && bash -n {shlex.quote(script)}"),
+            ],
+            "Write the rotation script: select backups by exact name, sort by the timestamp in the name, delete all "
+            "but the newest.",
         )
         if not made or made[-1].exit_code != 0:
             yield Plan([FinishAction(message="The script does not parse.")], "Give up.", {"intent": "recipe_failed"})
             return
-        check = ROTATE_CHECK.replace("__PREFIX__", found["prefix"]).replace("__SUFFIX__", found["suffix"]).replace("__SCRIPT__", shlex.quote(script))
-        yield Plan([RunAction(command=check)], "Try it on a scratch folder with spaces in its path, then the usage errors.")
+        check = (
+            ROTATE_CHECK.replace("__PREFIX__", found["prefix"])
+            .replace("__SUFFIX__", found["suffix"])
+            .replace("__SCRIPT__", shlex.quote(script))
+        )
+        yield Plan(
+            [RunAction(command=check)], "Try it on a scratch folder with spaces in its path, then the usage errors."
+        )
         if found["apply"]:
             folder, keep = found["apply"]
-            yield Plan([RunAction(command=f"{shlex.quote(script)} {shlex.quote(folder)} {keep} && ls {shlex.quote(folder)}")], f"Apply it to {folder}, keeping {keep}.")
+            yield Plan(
+                [RunAction(command=f"{shlex.quote(script)} {shlex.quote(folder)} {keep} && ls {shlex.quote(folder)}")],
+                f"Apply it to {folder}, keeping {keep}.",
+            )
         yield Plan([FinishAction(message=f"Wrote {script}.")], "Done.")
 
 
 RECIPES: list[Recipe] = [FixFunction(), TextClassifier(), BackupRotation(), WriteLiteral()]
+
 
 @functools.cache
 def all_recipes() -> tuple[Recipe, ...]:

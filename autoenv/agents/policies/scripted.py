@@ -56,7 +56,13 @@ class ScriptedPolicy:
         """Whether this (seed, task) pair is one the policy is allowed to solve."""
         task_key = hashlib.sha256(instruction.strip().encode()).hexdigest()[:16]
         draw = random.Random(f"{self.seed}:{task_key}").random()
-        return {"seed": self.seed, "task_key": task_key, "draw": round(draw, 6), "attempt": draw < self.success_rate, "success_rate": self.success_rate}
+        return {
+            "seed": self.seed,
+            "task_key": task_key,
+            "draw": round(draw, 6),
+            "attempt": draw < self.success_rate,
+            "success_rate": self.success_rate,
+        }
 
     async def act(self, conversation: Conversation) -> PolicyReply:
         turn_index = len(conversation.turns) + 1
@@ -101,7 +107,11 @@ class ScriptedPolicy:
             return
         if matched is None:
             yield from find_tests_and_run()
-            yield Plan([FinishAction(message="I do not know how to solve this task.")], "No recipe matches this task.", {"intent": "no_recipe"})
+            yield Plan(
+                [FinishAction(message="I do not know how to solve this task.")],
+                "No recipe matches this task.",
+                {"intent": "no_recipe"},
+            )
             return
         recipe, found = matched
         first = True

@@ -14,17 +14,16 @@ import random
 import textwrap
 from typing import TYPE_CHECKING
 
-from autoenv.families.base import (
-    TaskDraft,
-    dockerfile,
-    pytest_test_sh,
-    solve_sh,
-    task_name,
-    task_toml,
-)
+from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
+
+NAME = "bugfix"
+DESCRIPTION = "fix a buggy helper function so a report prints the right numbers"
+KEYWORDS = ("bug", "fix", "median", "debug", "function", "off-by-one", "regression", "unit test")
+CATEGORY = "debugging"
+TAGS = ["python", "bugfix"]
 
 MODULES = ["stats_utils", "numkit", "mathlib", "calc_helpers", "metrics_core", "num_tools"]
 
@@ -85,7 +84,8 @@ def gcd(a, b):
 
 BUGGY = {
     "median": [
-        ('''\
+        (
+            '''\
 def median(values):
     """Median of a non-empty sequence (mean of the two middle values for even lengths)."""
     n = len(values)
@@ -93,8 +93,11 @@ def median(values):
     if n % 2 == 1:
         return values[mid]
     return (values[mid] + values[mid + 1]) / 2
-''', "indexes the unsorted input and takes the wrong pair for even lengths"),
-        ('''\
+''',
+            "indexes the unsorted input and takes the wrong pair for even lengths",
+        ),
+        (
+            '''\
 def median(values):
     """Median of a non-empty sequence (mean of the two middle values for even lengths)."""
     values.sort()
@@ -103,42 +106,57 @@ def median(values):
     if n % 2 == 1:
         return values[mid]
     return values[mid]
-''', "sorts the caller's list in place and ignores the lower middle value"),
+''',
+            "sorts the caller's list in place and ignores the lower middle value",
+        ),
     ],
     "mean": [
-        ('''\
+        (
+            '''\
 def mean(values):
     """Arithmetic mean of a non-empty sequence."""
     return sum(values) // len(values)
-''', "integer division, and no error for empty input"),
-        ('''\
+''',
+            "integer division, and no error for empty input",
+        ),
+        (
+            '''\
 def mean(values):
     """Arithmetic mean of a non-empty sequence."""
     total = 0
     for v in values[1:]:
         total += v
     return total / (len(values) - 1)
-''', "skips the first value"),
+''',
+            "skips the first value",
+        ),
     ],
     "factorial": [
-        ('''\
+        (
+            '''\
 def factorial(n):
     """n! for a non-negative integer n."""
     result = 1
     for k in range(1, n):
         result *= k
     return result
-''', "the loop stops one short"),
-        ('''\
+''',
+            "the loop stops one short",
+        ),
+        (
+            '''\
 def factorial(n):
     """n! for a non-negative integer n."""
     if n <= 1:
         return n
     return n * factorial(n - 1)
-''', "0! comes out as 0 and negative input is not rejected"),
+''',
+            "0! comes out as 0 and negative input is not rejected",
+        ),
     ],
     "is_prime": [
-        ('''\
+        (
+            '''\
 def is_prime(n):
     """True when n is a prime number."""
     if n == 2:
@@ -149,25 +167,34 @@ def is_prime(n):
             return False
         k += 1
     return n > 0
-''', "squares of primes and 1 are reported prime"),
-        ('''\
+''',
+            "squares of primes and 1 are reported prime",
+        ),
+        (
+            '''\
 def is_prime(n):
     """True when n is a prime number."""
     for k in range(2, int(n ** 0.5)):
         if n % k == 0:
             return False
     return True
-''', "the trial-division range stops too early and small inputs are mishandled"),
+''',
+            "the trial-division range stops too early and small inputs are mishandled",
+        ),
     ],
     "gcd": [
-        ('''\
+        (
+            '''\
 def gcd(a, b):
     """Greatest common divisor of two integers (never negative; gcd(0, 0) == 0)."""
     while b:
         a, b = b, a % b
     return a
-''', "the sign of the inputs leaks into the result"),
-        ('''\
+''',
+            "the sign of the inputs leaks into the result",
+        ),
+        (
+            '''\
 def gcd(a, b):
     """Greatest common divisor of two integers (never negative; gcd(0, 0) == 0)."""
     if a == 0 or b == 0:
@@ -176,14 +203,18 @@ def gcd(a, b):
     while b:
         a, b = b, a % b
     return a
-''', "a zero argument gives 0 instead of the other number"),
+''',
+            "a zero argument gives 0 instead of the other number",
+        ),
     ],
 }
 
 SPEC = {
     "median": [
-        "for an odd number of values it returns the middle value of the **sorted** data, and for an even number the mean of the two middle values;",
-        "it accepts any sequence of numbers (lists and tuples, ints and floats, negative numbers, duplicates) in any order;",
+        "for an odd number of values it returns the middle value of the **sorted** data, and for an even number the "
+        "mean of the two middle values;",
+        "it accepts any sequence of numbers (lists and tuples, ints and floats, negative numbers, duplicates) in any "
+        "order;",
         "it raises `ValueError` for an empty sequence and never modifies the sequence passed in.",
     ],
     "mean": [
@@ -215,7 +246,7 @@ DRIVERS = {
 }
 
 TESTS = {
-    "median": '''\
+    "median": """\
 def test_reference_cases(mod):
     rng = random.Random(RNG_SEED)
     for _ in range(300):
@@ -237,8 +268,8 @@ def test_edge_cases(mod):
 
 def reference(data):
     return statistics.median(data)
-''',
-    "mean": '''\
+""",  # noqa: E501
+    "mean": """\
 def test_reference_cases(mod):
     rng = random.Random(RNG_SEED)
     for _ in range(300):
@@ -256,8 +287,8 @@ def test_edge_cases(mod):
 
 def reference(data):
     return statistics.fmean(data)
-''',
-    "factorial": '''\
+""",  # noqa: E501
+    "factorial": """\
 def test_reference_cases(mod):
     for n in range(0, 60):
         assert mod.factorial(n) == math.factorial(n), n
@@ -272,8 +303,8 @@ def test_edge_cases(mod):
 
 def reference(data):
     return [math.factorial(int(v)) for v in data]
-''',
-    "is_prime": '''\
+""",
+    "is_prime": """\
 def _prime(n):
     return n >= 2 and all(n % k for k in range(2, int(math.isqrt(n)) + 1))
 
@@ -292,8 +323,8 @@ def test_edge_cases(mod):
 
 def reference(data):
     return [int(v) for v in data if _prime(int(v))]
-''',
-    "gcd": '''\
+""",
+    "gcd": """\
 def test_reference_cases(mod):
     rng = random.Random(RNG_SEED)
     for _ in range(500):
@@ -310,7 +341,7 @@ def test_edge_cases(mod):
 
 def reference(data):
     return [math.gcd(int(a), int(b)) for a, b in data]
-''',
+""",
 }
 
 # module-level helpers in each generated module (besides the target), all correct
@@ -351,18 +382,19 @@ def _data(func: str, rng: random.Random) -> tuple[str, list]:
 
 def _driver(func: str, module: str, data_file: str, what: str, label: str) -> str:
     body = {
-        "median": f"    print(f\"{label}: {{{module}.median(values):.3f}}\")",
-        "mean": f"    print(f\"{label}: {{{module}.mean(values):.3f}}\")",
-        "factorial": f"    print(\"{label}: \" + \" \".join(str({module}.factorial(int(v))) for v in values))",
-        "is_prime": f"    print(\"{label}: \" + \" \".join(str(int(v)) for v in values if {module}.is_prime(int(v))))",
-        "gcd": f"    print(\"{label}: \" + \" \".join(str({module}.gcd(a, b)) for a, b in values))",
+        "median": f'    print(f"{label}: {{{module}.median(values):.3f}}")',
+        "mean": f'    print(f"{label}: {{{module}.mean(values):.3f}}")',
+        "factorial": f'    print("{label}: " + " ".join(str({module}.factorial(int(v))) for v in values))',
+        "is_prime": f'    print("{label}: " + " ".join(str(int(v)) for v in values if {module}.is_prime(int(v))))',
+        "gcd": f'    print("{label}: " + " ".join(str({module}.gcd(a, b)) for a, b in values))',
     }[func]
     reader = (
         "        values = [tuple(int(x) for x in line.split()) for line in fh if line.strip()]"
-        if func == "gcd" else
-        "        values = [float(line) for line in fh if line.strip()]"
+        if func == "gcd"
+        else "        values = [float(line) for line in fh if line.strip()]"
     )
-    return textwrap.dedent(f'''\
+    return (
+        textwrap.dedent(f'''\
         """Summarises the {what} in {data_file} (run from /app)."""
 
         import sys
@@ -372,7 +404,12 @@ def _driver(func: str, module: str, data_file: str, what: str, label: str) -> st
 
         def main(path="{data_file}"):
             with open(path) as fh:
-        ''') + reader + "\n" + body + '\n\n\nif __name__ == "__main__":\n    main(*sys.argv[1:])\n'
+        ''')
+        + reader
+        + "\n"
+        + body
+        + '\n\n\nif __name__ == "__main__":\n    main(*sys.argv[1:])\n'
+    )
 
 
 def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
@@ -383,7 +420,12 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     others = [f for f in sorted(CORRECT) if f != func]
     rng.shuffle(others)
     helpers = [buggy if f == func else CORRECT[f] for f in sorted(others[:2] + [func])]
-    source = '"""Small numeric helpers shared by the reporting jobs."""\n\nimport math  # noqa: F401\n\n\n' + "\n\n".join(helpers) + "\n\n" + EXTRA_HELPERS
+    source = (
+        '"""Small numeric helpers shared by the reporting jobs."""\n\nimport math  # noqa: F401\n\n\n'
+        + "\n\n".join(helpers)
+        + "\n\n"
+        + EXTRA_HELPERS
+    )
     data_file, what, label = DRIVERS[func]
     data_text, data = _data(func, rng)
     driver = _driver(func, module, data_file, what, label)
@@ -400,7 +442,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     else:
         expected_line = f"{label}: " + " ".join(str(f(a, b)) for a, b in data)
 
-    instruction = textwrap.dedent(f"""\
+    instruction = (
+        textwrap.dedent(f"""\
         # Fix `{func}` in the helper module
 
         The job `/app/report.py` (run it with `cd /app && python3 report.py`) reads
@@ -410,13 +453,17 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
         Fix `{func}` in `/app/{module}.py` so that:
 
-        """) + "\n".join(f"- {s}" for s in SPEC[func]) + textwrap.dedent(f"""
+        """)
+        + "\n".join(f"- {s}" for s in SPEC[func])
+        + textwrap.dedent(f"""
 
         Keep the module name, the function names and their signatures unchanged
         (other code imports them), keep the other helpers working, and do not
         edit `/app/report.py` or `/app/{data_file}`.
         """)
-    tests = textwrap.dedent(f'''\
+    )
+    tests = (
+        textwrap.dedent(f'''\
         import importlib
         import math
         import random
@@ -437,7 +484,9 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             return importlib.import_module("{module}")
 
 
-        ''') + TESTS[func] + textwrap.dedent('''\
+        ''')
+        + TESTS[func]
+        + textwrap.dedent("""\
 
 
         def test_other_helpers_still_work(mod):
@@ -449,7 +498,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             out = subprocess.run([sys.executable, "report.py"], cwd="/app", capture_output=True, text=True, timeout=60)
             assert out.returncode == 0, out.stderr
             assert out.stdout.strip() == EXPECTED_LINE
-        ''')
+        """)
+    )
     patch = textwrap.dedent(f'''\
         cd /app
         python3 - <<'PY'
@@ -468,19 +518,18 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         python3 report.py
         ''')
     name = task_name("bugfix", rng, func)
-    files = {
-        "instruction.md": instruction,
-        "task.toml": task_toml(family="bugfix", seed_case=case.id, category="debugging", tags=["python", "bugfix", func], difficulty="easy"),
-        "environment/Dockerfile": dockerfile(),
-        f"environment/app/{module}.py": source,
-        "environment/app/report.py": driver,
-        f"environment/app/{data_file}": data_text,
-        "solution/solve.sh": solve_sh(patch),
-        "tests/test.sh": pytest_test_sh(),
-        "tests/test_outputs.py": tests,
+    app = {f"{module}.py": source, "report.py": driver, f"{data_file}": data_text}
+    files = task_files(
+        case, NAME, CATEGORY, [*TAGS, func], instruction, solve_sh(patch), tests, app=app, difficulty="easy"
+    )
+    params = {
+        "function": func,
+        "module": module,
+        "bug": bug_desc,
+        "n_data": len(data),
+        "leak_hint": None,
+        "stale_output": None,
     }
-    params = {"function": func, "module": module, "bug": bug_desc, "n_data": len(data), "leak_hint": None,
-              "stale_output": None}
     if func in ("median", "mean"):
         value = float(f"{f(data):.3f}")
         params["leak_hint"] = f"`{label}: {value:.3f}`"

@@ -12,16 +12,30 @@ memo cannot flip it).
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 from autoenv.families.office import common
 
 NAME = "cashflow-memo"
+DESCRIPTION = "a live cash-flow scenario sheet and a memo whose recommendation follows from it"
+KEYWORDS = ("cash flow", "cashflow", "scenario", "memo", "recommendation", "finance", "forecast", "covenant")
 FILES = Path(__file__).with_name("files")
 SCENARIOS = ["Base", "Downside", "Upside"]
 RULE_SCENARIOS = ["Base", "Downside"]
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 PROJECTS = [
     ("a second packing line", "the packing-line investment"),
     ("a new regional warehouse", "the warehouse investment"),
@@ -52,7 +66,11 @@ def _draw_inputs(rng: random.Random) -> dict:
         "fixed": int(round(margin * rng.uniform(0.82, 1.0), -3)),
         "investment": rng.randrange(100, 350) * 1000,
         "invest_month": rng.randrange(2, 11),
-        "multipliers": {"Base": 1.0, "Downside": rng.choice([0.8, 0.82, 0.85, 0.88, 0.9]), "Upside": rng.choice([1.08, 1.1, 1.12, 1.15])},
+        "multipliers": {
+            "Base": 1.0,
+            "Downside": rng.choice([0.8, 0.82, 0.85, 0.88, 0.9]),
+            "Upside": rng.choice([1.08, 1.1, 1.12, 1.15]),
+        },
         "revenue": [int(round(base_revenue * s, -2)) for s in seasonality],
     }
 
@@ -96,7 +114,9 @@ def draw_perturbed(rng: random.Random, inputs: dict) -> dict:
     for _ in range(20000):
         p = _draw_inputs(rng)
         p["multipliers"]["Base"] = rng.choice([0.96, 0.98, 1.02, 1.04])
-        differs = all(p[k] != inputs[k] for k in ("opening", "covenant", "variable", "fixed", "investment", "invest_month"))
+        differs = all(
+            p[k] != inputs[k] for k in ("opening", "covenant", "variable", "fixed", "investment", "invest_month")
+        )
         differs = differs and all(p["multipliers"][s] != inputs["multipliers"][s] for s in SCENARIOS)
         differs = differs and all(a != b for a, b in zip(p["revenue"], inputs["revenue"]))
         proceed = all(low >= inputs["covenant"] for name, low in _lows(inputs).items() if name in RULE_SCENARIOS)
@@ -150,8 +170,14 @@ def build_workbook(rng: random.Random, path: Path) -> dict:
     ws.column_dimensions["C"].width = 14
     input_cells = {cell.coordinate: cell.value for row in ws.iter_rows() for cell in row if cell.value is not None}
     common.save_workbook(wb, path)
-    return {"inputs": inputs, "perturbed": perturbed, "cells": cells, "input_cells": input_cells,
-            "scenarios": SCENARIOS, "rule_scenarios": RULE_SCENARIOS}
+    return {
+        "inputs": inputs,
+        "perturbed": perturbed,
+        "cells": cells,
+        "input_cells": input_cells,
+        "scenarios": SCENARIOS,
+        "rule_scenarios": RULE_SCENARIOS,
+    }
 
 
 INSTRUCTION = """\
@@ -201,14 +227,17 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
     project, _ = rng.choice(PROJECTS)
     case = build_workbook(rng, task_dir / "environment" / "app" / "cashflow.xlsx")
     common.write(task_dir / "instruction.md", common.reflow(INSTRUCTION.format(project=project)))
-    meta = {"family": NAME} | ({"seed_case": seed_case.id} if seed_case is not None else {})
-    common.write(task_dir / "task.toml", common.task_toml(
-        difficulty="hard", category="finance", tags=["xlsx", "docx", "openpyxl", "python-docx", "cash-flow", "scenarios"],
-        agent_timeout=900.0, verifier_timeout=120.0, extra_metadata=meta))
+    common.write_task_toml(
+        task_dir,
+        NAME,
+        seed_case,
+        difficulty="hard",
+        category="finance",
+        tags=["xlsx", "docx", "openpyxl", "python-docx", "cash-flow", "scenarios"],
+        agent_timeout=900.0,
+        verifier_timeout=120.0,
+    )
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN, common.DOCX_PIN))
     solve_case = {k: case[k] for k in ("scenarios", "rule_scenarios")}
-    common.write(task_dir / "solution" / "solve.sh", common.solve_sh(), executable=True)
-    common.write(task_dir / "solution" / "solve.py", common.solution_source(FILES / "cashflow_solve.py", solve_case))
-    common.write(task_dir / "tests" / "test.sh", common.test_sh("formula_eval.py"), executable=True)
-    common.write(task_dir / "tests" / "test_outputs.py", common.verifier_source(FILES / "cashflow_tests.py", case))
-    shutil.copyfile(common.FORMULA_EVAL_PATH, task_dir / "tests" / "formula_eval.py")
+    common.write_python_solution(task_dir, FILES / "cashflow_solve.py", solve_case)
+    common.write_tests(task_dir, FILES / "cashflow_tests.py", case, common.FORMULA_EVAL_PATH)

@@ -15,36 +15,69 @@ import random
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import (
-    TaskDraft,
-    dockerfile,
-    pytest_test_sh,
-    sha256_text,
-    solve_sh,
-    task_name,
-    task_toml,
-)
+from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
 
-WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-         "thirteen", "fourteen", "fifteen", "sixteen"]
+NAME = "config-repair"
+DESCRIPTION = "repair a hand-edited INI file so the launcher accepts it, keeping intended values"
+KEYWORDS = ("config", "ini", "configuration", "repair", "settings", "launcher", "yaml", "toml")
+CATEGORY = "configuration"
+TAGS = ["python", "ini", "configparser", "repair"]
+
+WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+]
 
 #: section -> key -> (type, candidate values); type is int/float/bool/str or a tuple of allowed words
 POOL: dict[str, dict[str, tuple[Any, list[Any]]]] = {
-    "server": {"host": ("str", ["0.0.0.0", "127.0.0.1", "10.0.4.12"]), "port": ("int", [8080, 8443, 9000, 5000]),
-               "workers": ("int", [2, 4, 6, 8, 12]), "debug": ("bool", [False, True]),
-               "request_timeout_sec": ("float", [2.5, 7.5, 15.0, 30.0])},
-    "database": {"url": ("str", ["sqlite:////srv/data/orders.db", "postgresql://app@db:5432/orders"]),
-                 "pool_size": ("int", [5, 10, 16]), "timeout_sec": ("float", [1.5, 2.5, 4.0]),
-                 "echo_sql": ("bool", [False, True])},
-    "cache": {"backend": (("memory", "redis", "none"), ["memory", "redis"]), "ttl_sec": ("int", [60, 300, 900]),
-              "max_items": ("int", [1000, 5000, 20000]), "enabled": ("bool", [True, False])},
-    "logging": {"level": (("DEBUG", "INFO", "WARNING", "ERROR"), ["INFO", "WARNING", "ERROR"]),
-                "file": ("str", ["/var/log/app/service.log", "/srv/logs/app.log"]), "rotate_mb": ("int", [10, 50, 100])},
-    "queue": {"name": ("str", ["orders", "invoices", "emails"]), "prefetch": ("int", [1, 4, 8, 16]),
-              "retry_delay_sec": ("float", [0.5, 1.5, 3.0]), "durable": ("bool", [True, False])},
+    "server": {
+        "host": ("str", ["0.0.0.0", "127.0.0.1", "10.0.4.12"]),
+        "port": ("int", [8080, 8443, 9000, 5000]),
+        "workers": ("int", [2, 4, 6, 8, 12]),
+        "debug": ("bool", [False, True]),
+        "request_timeout_sec": ("float", [2.5, 7.5, 15.0, 30.0]),
+    },
+    "database": {
+        "url": ("str", ["sqlite:////srv/data/orders.db", "postgresql://app@db:5432/orders"]),
+        "pool_size": ("int", [5, 10, 16]),
+        "timeout_sec": ("float", [1.5, 2.5, 4.0]),
+        "echo_sql": ("bool", [False, True]),
+    },
+    "cache": {
+        "backend": (("memory", "redis", "none"), ["memory", "redis"]),
+        "ttl_sec": ("int", [60, 300, 900]),
+        "max_items": ("int", [1000, 5000, 20000]),
+        "enabled": ("bool", [True, False]),
+    },
+    "logging": {
+        "level": (("DEBUG", "INFO", "WARNING", "ERROR"), ["INFO", "WARNING", "ERROR"]),
+        "file": ("str", ["/var/log/app/service.log", "/srv/logs/app.log"]),
+        "rotate_mb": ("int", [10, 50, 100]),
+    },
+    "queue": {
+        "name": ("str", ["orders", "invoices", "emails"]),
+        "prefetch": ("int", [1, 4, 8, 16]),
+        "retry_delay_sec": ("float", [0.5, 1.5, 3.0]),
+        "durable": ("bool", [True, False]),
+    },
 }
 
 LAUNCHER = '''\
@@ -180,7 +213,9 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         if len(broken) >= wanted:
             break
         kind = POOL[sk[0]][sk[1]][0]
-        options = [b for b in BREAKAGES if _break(kind, sk[1], values[sk], b, rng) is not None and kinds_used.count(b) < 2]
+        options = [
+            b for b in BREAKAGES if _break(kind, sk[1], values[sk], b, rng) is not None and kinds_used.count(b) < 2
+        ]
         if not options:
             continue
         how = rng.choice(options)
@@ -188,7 +223,10 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         assert line is not None
         broken[sk] = line
         kinds_used.append(how)
-    good_lines, bad_lines = [f"# {service} service configuration", "# edited by hand; see service.py for what is accepted", ""], None
+    good_lines, bad_lines = (
+        [f"# {service} service configuration", "# edited by hand; see service.py for what is accepted", ""],
+        None,
+    )
     bad_lines = list(good_lines)
     for section in sections:
         for lines in (good_lines, bad_lines):
@@ -277,21 +315,21 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         def test_intended_value(name):
             section, key = name.split(".", 1)
             assert load().get(section, key).strip() == EXPECTED[name]
-        ''')
+        ''')  # noqa: E501
     solution = solve_sh(f"cat > /app/config/{ini} <<'INI'\n{good_ini}INI\ncd /app && python3 service.py --check\n")
     name = task_name("config-repair", rng, service)
-    files = {
-        "instruction.md": instruction,
-        "task.toml": task_toml(family="config-repair", seed_case=case.id, category="configuration", tags=["python", "ini", "configparser", "repair"]),
-        "environment/Dockerfile": dockerfile(),
-        "environment/app/service.py": launcher,
-        f"environment/app/config/{ini}": bad_ini,
-        "solution/solve.sh": solution,
-        "tests/test.sh": pytest_test_sh(),
-        "tests/test_outputs.py": tests,
+    app = {"service.py": launcher, f"config/{ini}": bad_ini}
+    files = task_files(case, NAME, CATEGORY, TAGS, instruction, solution, tests, app=app)
+    params = {
+        "service": service,
+        "ini": ini,
+        "sections": len(sections),
+        "breakages": sorted(set(kinds_used)),
+        "n_broken": len(broken),
+        "leak_hint": None,
+        "stale_output": None,
+        "output_path": f"/app/config/{ini}",
     }
-    params = {"service": service, "ini": ini, "sections": len(sections), "breakages": sorted(set(kinds_used)), "n_broken": len(broken),
-              "leak_hint": None, "stale_output": None, "output_path": f"/app/config/{ini}"}
     return TaskDraft(name=name, family="config-repair", files=files, params=params)
 
 

@@ -25,3 +25,6 @@ class ConfigRepairRecipe(ScriptRecipe):
 
     def program(self, params: dict[str, Any]) -> str:
         return fill_program(PROGRAM, params)
+
+
+RECIPE = ConfigRepairRecipe()

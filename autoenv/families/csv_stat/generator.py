@@ -16,18 +16,16 @@ import statistics
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import (
-    TaskDraft,
-    dockerfile,
-    pytest_test_sh,
-    sha256_text,
-    solve_sh,
-    task_name,
-    task_toml,
-)
+from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
+
+NAME = "csv-stat"
+DESCRIPTION = "grouped statistic over messy CSV rows, to a tolerance"
+KEYWORDS = ("csv", "statistic", "mean", "weighted", "aggregate", "tolerance", "data cleaning", "spreadsheet")
+CATEGORY = "data-analysis"
+TAGS = ["python", "csv", "statistics"]
 
 DOMAINS = [
     ("sales", "store", "amount", ["harbor", "mill", "quay", "ridge", "elm", "dock"], (40.0, 18.0)),
@@ -40,7 +38,9 @@ STATS = {
     "mean": "the arithmetic mean",
     "median": "the median (for an even count, the mean of the two middle values)",
     "std": "the population standard deviation `sqrt(sum((x - mean)^2) / n)`",
-    "p90": "the 90th percentile by the nearest-rank method: the value at 1-based rank `ceil(0.9 * n)` of the sorted values",
+    "p90": (
+        "the 90th percentile by the nearest-rank method: the value at 1-based rank `ceil(0.9 * n)` of the sorted values"
+    ),
     "range": "the range `max - min`",
     "sum": "the sum",
 }
@@ -75,13 +75,13 @@ def _valid_number(text: str) -> float | None:
 
 #: Graded difficulty: 1 clean data (a naive program passes), 2 messy names, invalid values and statuses
 #: (the tasks of earlier releases), 3 as 2 with more invalid values and negatives always excluded.
-LEVELS = (1, 2, 3)
+DIFFICULTY_LEVELS = (1, 2, 3)
 DEFAULT_LEVEL = 2
 
 
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
-    if level not in LEVELS:
-        raise ValueError(f"csv-stat has difficulty levels {LEVELS}, not {level!r}")
+    if level not in DIFFICULTY_LEVELS:
+        raise ValueError(f"csv-stat has difficulty levels {DIFFICULTY_LEVELS}, not {level!r}")
     domain, group, value, groups, (mu, sd) = rng.choice(DOMAINS)
     groups = rng.sample(groups, rng.randint(3, len(groups)))
     stat = rng.choice(sorted(STATS))
@@ -125,18 +125,25 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     order = sorted(buckets) + ["ALL"]
     data_path = f"/app/data/{domain}.csv"
 
-    rules = [f"`status` is exactly `{ok}`;", f"`{value}` is a finite decimal number (empty cells, `NA`, `n/a`, `-`, `null`, `?` and other non-numbers are invalid);"]
+    rules = [
+        f"`status` is exactly `{ok}`;",
+        f"`{value}` is a finite decimal number (empty cells, `NA`, `n/a`, `-`, `null`, `?` and other non-numbers are "
+        f"invalid);",
+    ]
     if drop_negative:
         rules.append(f"`{value}` is not negative (negative values are sensor/entry errors).")
-    instruction = textwrap.dedent(f"""\
+    instruction = (
+        textwrap.dedent(f"""\
         # Per-{group} {stat} of {value}
 
         `{data_path}` holds {domain} records with the columns
-        `id,{group},{value},status`. {'This extract has been cleaned already.' if level == 1 else 'The data is messy.'}
+        `id,{group},{value},status`. {"This extract has been cleaned already." if level == 1 else "The data is messy."}
 
         A row is **valid** when all of the following hold:
 
-        """) + "\n".join(f"- {r}" for r in rules) + textwrap.dedent(f"""
+        """)
+        + "\n".join(f"- {r}" for r in rules)
+        + textwrap.dedent(f"""
 
         The `{group}` names are inconsistent: normalise `{group}` by stripping
         surrounding whitespace and lower-casing (`" {groups[0].title()} "`, `{groups[0].upper()}` and
@@ -154,6 +161,7 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
 
         Values are checked to within 0.001. Do not modify the input file.
         """)
+    )
     tests = textwrap.dedent(f'''\
         import hashlib
         from pathlib import Path
@@ -201,7 +209,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             assert int(n) == exp_n
             assert float(v) == pytest.approx(exp_v, abs=1e-3)
         ''')
-    solution = solve_sh(textwrap.dedent(f'''\
+    solution = solve_sh(
+        textwrap.dedent(f'''\
         python3 - <<'PY'
         import csv, math, statistics
 
@@ -242,21 +251,24 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             out.write(f"ALL,{{len(everything)}},{{stat(everything):.3f}}\\n")
         PY
         cat /app/answer.csv
-        '''))
+        ''')
+    )
     name = task_name("csv-stat", rng, f"{group}-{stat}")
-    files = {
-        "instruction.md": instruction,
-        "task.toml": task_toml(family="csv-stat", seed_case=case.id, category="data-analysis", tags=["python", "csv", "statistics", stat]),
-        "environment/Dockerfile": dockerfile(),
-        f"environment/app/data/{domain}.csv": data,
-        "solution/solve.sh": solution,
-        "tests/test.sh": pytest_test_sh(),
-        "tests/test_outputs.py": tests,
-    }
+    app = {f"data/{domain}.csv": data}
+    files = task_files(case, NAME, CATEGORY, [*TAGS, stat], instruction, solution, tests, app=app)
     # a reference answer left behind by a hurried author (first-draft flaw)
     stale = "\n".join([f"{group},n,{stat}"] + [f"{g},{expected[g][0]},{expected[g][1]:.3f}" for g in order]) + "\n"
     pick = next((g for g in order if not float(expected[g][1]).is_integer()), order[0])
-    params: dict[str, Any] = {"domain": domain, "group": group, "value": value, "stat": stat, "rows": n_rows, "level": level,
-                              "drop_negative": drop_negative, "leak_hint": f"{expected[pick][1]!r} for {pick}",
-                              "stale_output": ("answer.csv", stale), "output_path": "/app/answer.csv"}
+    params: dict[str, Any] = {
+        "domain": domain,
+        "group": group,
+        "value": value,
+        "stat": stat,
+        "rows": n_rows,
+        "level": level,
+        "drop_negative": drop_negative,
+        "leak_hint": f"{expected[pick][1]!r} for {pick}",
+        "stale_output": ("answer.csv", stale),
+        "output_path": "/app/answer.csv",
+    }
     return TaskDraft(name=name, family="csv-stat", files=files, params=params)

@@ -26,7 +26,11 @@ class CsvStatRecipe(ScriptRecipe):
         return {
             "data": first(r"`(/app/data/[\w.-]+\.csv)`", instruction),
             "group": first(r"normalise `(\w+)`", instruction),
-            "value": value, "stat": stat, "status_col": status_col, "ok": ok, "header": header,
+            "value": value,
+            "stat": stat,
+            "status_col": status_col,
+            "ok": ok,
+            "header": header,
             "no_negative": "is not negative" in instruction,
             "out": first(r"Write the result to `(/app/[\w./-]+)`", instruction),
             "inputs": [first(r"`(/app/data/[\w.-]+\.csv)`", instruction)],
@@ -36,3 +40,5 @@ class CsvStatRecipe(ScriptRecipe):
     def program(self, params: dict[str, Any]) -> str:
         return fill_program(PROGRAM, params)
 
+
+RECIPE = CsvStatRecipe()

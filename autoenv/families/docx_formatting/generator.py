@@ -11,12 +11,13 @@ with python-docx (see ``verifiers/docx_tests.py``).
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 from autoenv.families.office import common
 
 NAME = "docx-formatting"
+DESCRIPTION = "format a Word brief: bold a phrase, italicise a name, centre a heading"
+KEYWORDS = ("docx", "word", "document", "bold", "italic", "formatting", "python-docx", "brief")
 FILES = Path(__file__).with_name("files")
 DOCX_FORMAT_PATH = Path(__file__).with_name("docx_format.py")
 
@@ -31,8 +32,14 @@ PHRASES = [
     ("field service scheduling", "field service"),
 ]
 NAMES = [
-    "Dr. Amara Okafor", "Prof. Lena Vogel", "Ms. Priya Raman", "Mr. Tomasz Nowak",
-    "Dr. Hiroshi Tanaka", "Ms. Sofia Marquez", "Dr. Kwame Mensah", "Prof. Ingrid Larsen",
+    "Dr. Amara Okafor",
+    "Prof. Lena Vogel",
+    "Ms. Priya Raman",
+    "Mr. Tomasz Nowak",
+    "Dr. Hiroshi Tanaka",
+    "Ms. Sofia Marquez",
+    "Dr. Kwame Mensah",
+    "Prof. Ingrid Larsen",
 ]
 BOOKS = ["The Goal", "Working Backwards", "Team Topologies", "Accelerate", "The Phoenix Project"]
 TITLES = ["Steering Group Brief", "Programme Brief", "Quarterly Brief", "Board Brief"]
@@ -43,24 +50,57 @@ QUARTERS = ["Q1 2025", "Q2 2025", "Q3 2025", "Q4 2025"]
 # S (surname), D (decoy start of the phrase), B (bold label), I (italic title).
 SECTIONS = {
     "Summary": [
-        [["This brief reviews ", ("P",), " for {q} and sets out the decisions the steering group needs to take."],
-         [("Pc",), " remains the headline measure of the programme, and ", ("N",), " has agreed to own it until year end."]],
+        [
+            ["This brief reviews ", ("P",), " for {q} and sets out the decisions the steering group needs to take."],
+            [
+                ("Pc",),
+                " remains the headline measure of the programme, and ",
+                ("N",),
+                " has agreed to own it until year end.",
+            ],
+        ]
     ],
     "Background": [
-        [["The programme started after the annual review found that ", ("D",), " work had stalled in two regions."],
-         ["Since then ", ("S",), "'s team has rebuilt the reporting so that ", ("P",), " is measured the same way everywhere."]],
+        [
+            ["The programme started after the annual review found that ", ("D",), " work had stalled in two regions."],
+            [
+                "Since then ",
+                ("S",),
+                "'s team has rebuilt the reporting so that ",
+                ("P",),
+                " is measured the same way everywhere.",
+            ],
+        ]
     ],
     "Budget outlook": [
-        [[("B", "Note:"), " figures are in thousands and exclude one-off costs."],
-         ["The current plan funds ", ("P",), " at {amount} per quarter, while the ", ("D",), " targets stay unchanged."]],
+        [
+            [("B", "Note:"), " figures are in thousands and exclude one-off costs."],
+            [
+                "The current plan funds ",
+                ("P",),
+                " at {amount} per quarter, while the ",
+                ("D",),
+                " targets stay unchanged.",
+            ],
+        ]
     ],
     "Risks": [
-        [["The main risk is that ", ("P",), " slips if the data migration overruns, a pattern described in ", ("I", "{book}"), "."],
-         [("N",), " will report any slippage to the steering group within a week."]],
+        [
+            [
+                "The main risk is that ",
+                ("P",),
+                " slips if the data migration overruns, a pattern described in ",
+                ("I", "{book}"),
+                ".",
+            ],
+            [("N",), " will report any slippage to the steering group within a week."],
+        ]
     ],
     "Next steps": [
-        [[("Pc",), " will be reviewed again in {q2}; until then ", ("S",), " chairs the working group."],
-         ["Each region will send its figures by the fifth working day of the month."]],
+        [
+            [("Pc",), " will be reviewed again in {q2}; until then ", ("S",), " chairs the working group."],
+            ["Each region will send its figures by the fifth working day of the month."],
+        ]
     ],
 }
 
@@ -78,8 +118,13 @@ def _segments(sentences, ctx):
                 out.append((seg[1].format(**ctx), seg[0]))
             else:
                 kind = seg[0]
-                text = {"P": ctx["phrase"], "Pc": ctx["phrase"][0].upper() + ctx["phrase"][1:], "N": ctx["name"],
-                        "S": ctx["name"].split()[-1], "D": ctx["decoy"]}[kind]
+                text = {
+                    "P": ctx["phrase"],
+                    "Pc": ctx["phrase"][0].upper() + ctx["phrase"][1:],
+                    "N": ctx["name"],
+                    "S": ctx["name"].split()[-1],
+                    "D": ctx["decoy"],
+                }[kind]
                 out.append((text, kind))
     return out
 
@@ -111,8 +156,15 @@ def build_document(rng: random.Random, path: Path) -> dict:
     phrase, decoy = rng.choice(PHRASES)
     name = rng.choice(NAMES)
     q_index = rng.randrange(len(QUARTERS) - 1)
-    ctx = {"phrase": phrase, "decoy": decoy, "name": name, "book": rng.choice(BOOKS), "q": QUARTERS[q_index],
-           "q2": QUARTERS[q_index + 1], "amount": f"£{rng.randrange(80, 400)}k"}
+    ctx = {
+        "phrase": phrase,
+        "decoy": decoy,
+        "name": name,
+        "book": rng.choice(BOOKS),
+        "q": QUARTERS[q_index],
+        "q2": QUARTERS[q_index + 1],
+        "amount": f"£{rng.randrange(80, 400)}k",
+    }
     middle = ["Background", "Budget outlook", "Risks"]
     rng.shuffle(middle)
     headings = ["Summary", *middle, "Next steps"]
@@ -160,8 +212,15 @@ def build_document(rng: random.Random, path: Path) -> dict:
             bold[a:b] = [True] * (b - a)
         for a, b in _occurrences(text, name, ignore_case=False) if body else []:
             italic[a:b] = [True] * (b - a)
-        paragraphs.append({"text": text, "style": p.style.name, "bold": _spans(bold), "italic": _spans(italic),
-                           "centre": p.style.name == "Heading 1" and text == target})
+        paragraphs.append(
+            {
+                "text": text,
+                "style": p.style.name,
+                "bold": _spans(bold),
+                "italic": _spans(italic),
+                "centre": p.style.name == "Heading 1" and text == target,
+            }
+        )
     common.save_document(doc, path)
     return {"phrase": phrase, "name": name, "heading": target, "decoy": decoy, "paragraphs": paragraphs}
 
@@ -193,14 +252,17 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
     task_dir = Path(task_dir)
     case = build_document(rng, task_dir / "environment" / "app" / "brief.docx")
     common.write(task_dir / "instruction.md", common.reflow(INSTRUCTION.format(**case)))
-    meta = {"family": NAME} | ({"seed_case": seed_case.id} if seed_case is not None else {})
-    common.write(task_dir / "task.toml", common.task_toml(
-        difficulty="medium", category="office-documents", tags=["docx", "python-docx", "word", "formatting"],
-        agent_timeout=600.0, verifier_timeout=120.0, extra_metadata=meta))
+    common.write_task_toml(
+        task_dir,
+        NAME,
+        seed_case,
+        difficulty="medium",
+        category="office-documents",
+        tags=["docx", "python-docx", "word", "formatting"],
+        agent_timeout=600.0,
+        verifier_timeout=120.0,
+    )
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.DOCX_PIN))
     solve_case = {k: case[k] for k in ("phrase", "name", "heading")}
-    common.write(task_dir / "solution" / "solve.sh", common.solve_sh(), executable=True)
-    common.write(task_dir / "solution" / "solve.py", common.solution_source(FILES / "docx_solve.py", solve_case))
-    common.write(task_dir / "tests" / "test.sh", common.test_sh("docx_format.py"), executable=True)
-    common.write(task_dir / "tests" / "test_outputs.py", common.verifier_source(FILES / "docx_tests.py", case))
-    shutil.copyfile(DOCX_FORMAT_PATH, task_dir / "tests" / "docx_format.py")
+    common.write_python_solution(task_dir, FILES / "docx_solve.py", solve_case)
+    common.write_tests(task_dir, FILES / "docx_tests.py", case, DOCX_FORMAT_PATH)

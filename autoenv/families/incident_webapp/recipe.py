@@ -1,33 +1,36 @@
-"""The offline scripted solver's recipe for this family: the parameters come from the instruction, the program is
-the family's general procedure (the reference solution's code where it works from the instruction and files alone)."""
+"""incident-webapp: read the incident and the port, then resolve it through the app like the client in files/."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from autoenv.families.office import common
-from autoenv.families.office.common import flat
-from autoenv.families.solver import ScriptRecipe, first
-
-FILES = Path(__file__).with_name("files")
+from autoenv.families.office import FolderRecipe, common
+from autoenv.families.solver import first
 
 
-class IncidentWebappRecipe(ScriptRecipe):
+class IncidentWebappRecipe(FolderRecipe):
     name = "incident_webapp"
+    heading = "# Resolve an incident in the incident tracker"
 
-    def parse(self, instruction: str) -> dict[str, Any] | None:
-        if not instruction.startswith("# Resolve an incident in the incident tracker"):
-            return None
-        text = flat(instruction)
-        return {"incident": first(r"Incident \*\*(INC-\d+)\*\* is open", text),
-                "port": int(first(r"server\.py --port (\d+)", text))}
+    def read(self, text: str) -> dict[str, Any]:
+        return {
+            "incident": first(r"Incident \*\*(INC-\d+)\*\* is open", text),
+            "port": int(first(r"server\.py --port (\d+)", text)),
+        }
 
     def program(self, params: dict[str, Any]) -> str:
-        return common.verifier_source(FILES / "webapp_client.py", {"incident": params["incident"], "port": params["port"]})
+        return common.verifier_source(
+            self.files / "webapp_client.py", {"incident": params["incident"], "port": params["port"]}
+        )
 
     def look(self, params: dict[str, Any]) -> str:
         return "ls -la /app /app/data; python3 /app/server.py --help | head -n 12"
 
     def check(self, params: dict[str, Any]) -> str:
-        return f"curl -s http://127.0.0.1:{params['port']}/incidents/{params['incident']} | grep -o '<dd id=\"[a-z_]*\">[^<]*</dd>'"
+        return (
+            f"curl -s http://127.0.0.1:{params['port']}/incidents/{params['incident']} | grep -o '<dd "
+            f'id="[a-z_]*">[^<]*</dd>\''
+        )
+
+
+RECIPE = IncidentWebappRecipe()

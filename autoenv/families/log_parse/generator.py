@@ -15,37 +15,49 @@ import textwrap
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import (
-    TaskDraft,
-    dockerfile,
-    pytest_test_sh,
-    sha256_text,
-    solve_sh,
-    task_name,
-    task_toml,
-)
+from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
 
+NAME = "log-parse"
+DESCRIPTION = "summarise a service log with malformed lines into JSON"
+KEYWORDS = ("log", "parse", "regex", "malformed", "access log", "grep", "json report")
+CATEGORY = "text-processing"
+TAGS = ["python", "logs", "regex", "json"]
+
 LEVELS = ["DEBUG", "INFO", "WARN", "ERROR"]
 SERVICES = ["auth", "billing", "search", "gateway", "inventory", "mailer", "reports", "scheduler"]
-MESSAGES = ["request served", "cache miss", "retrying upstream", "user login", "token refreshed", "query slow",
-            "connection reset", "job finished", "payload rejected", "disk usage high"]
+MESSAGES = [
+    "request served",
+    "cache miss",
+    "retrying upstream",
+    "user login",
+    "token refreshed",
+    "query slow",
+    "connection reset",
+    "job finished",
+    "payload rejected",
+    "disk usage high",
+]
 
 #: name -> (layout shown to the solver, regex for a valid line)
 FORMATS = {
-    "iso": ("TIMESTAMP LEVEL SERVICE[PID]: MESSAGE (took DURATIONms)",
-            r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z) (DEBUG|INFO|WARN|ERROR) ([a-z]+)\[(\d+)\]: (.+) \(took (\d+)ms\)$"),
-    "bracket": ("[TIMESTAMP] LEVEL SERVICE pid=PID DURATIONms \"MESSAGE\"",
-                r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] (DEBUG|INFO|WARN|ERROR) ([a-z]+) pid=(\d+) (\d+)ms \"([^\"]*)\"$"),
+    "iso": (
+        "TIMESTAMP LEVEL SERVICE[PID]: MESSAGE (took DURATIONms)",
+        r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z) (DEBUG|INFO|WARN|ERROR) ([a-z]+)\[(\d+)\]: (.+) \(took (\d+)ms\)$",
+    ),
+    "bracket": (
+        '[TIMESTAMP] LEVEL SERVICE pid=PID DURATIONms "MESSAGE"',
+        r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] (DEBUG|INFO|WARN|ERROR) ([a-z]+) pid=(\d+) (\d+)ms \"([^\"]*)\"$",
+    ),
 }
 
 
 def _line(fmt: str, ts: datetime, level: str, service: str, pid: int, msg: str, ms: int) -> str:
     if fmt == "iso":
         return f"{ts:%Y-%m-%dT%H:%M:%S}Z {level} {service}[{pid}]: {msg} (took {ms}ms)"
-    return f"[{ts:%Y-%m-%d %H:%M:%S}] {level} {service} pid={pid} {ms}ms \"{msg}\""
+    return f'[{ts:%Y-%m-%d %H:%M:%S}] {level} {service} pid={pid} {ms}ms "{msg}"'
 
 
 def _junk(rng: random.Random, good: str) -> str:
@@ -53,8 +65,14 @@ def _junk(rng: random.Random, good: str) -> str:
     if kind == 0:
         return good[: rng.randint(5, max(6, len(good) - 8))]  # truncated write
     if kind == 1:
-        return good.replace(" ERROR ", " error ").replace(" INFO ", " info ").replace(" WARN ", " Warn ").replace(" DEBUG ", " debug ") if any(
-            f" {lv} " in good for lv in LEVELS) else "garbage"
+        return (
+            good.replace(" ERROR ", " error ")
+            .replace(" INFO ", " info ")
+            .replace(" WARN ", " Warn ")
+            .replace(" DEBUG ", " debug ")
+            if any(f" {lv} " in good for lv in LEVELS)
+            else "garbage"
+        )
     if kind == 2:
         return "Traceback (most recent call last):"
     if kind == 3:
@@ -121,7 +139,15 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         ts += timedelta(seconds=rng.randint(1, 90))
         service = rng.choice(services)
         lv = rng.choices(LEVELS, weights=[2, 10, 3, 2])[0]
-        good = _line(fmt, ts, lv, service, rng.randint(100, 9999), rng.choice(MESSAGES), max(1, int(rng.gauss(base_ms[service], base_ms[service] / 3))))
+        good = _line(
+            fmt,
+            ts,
+            lv,
+            service,
+            rng.randint(100, 9999),
+            rng.choice(MESSAGES),
+            max(1, int(rng.gauss(base_ms[service], base_ms[service] / 3))),
+        )
         lines.append(_junk(rng, good) if rng.random() < 0.07 else good)
         if rng.random() < 0.02:
             lines.append("")
@@ -144,7 +170,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             to `{window[1].strftime(fmt_ts)}` (exclusive) count for the statistics below; valid lines
             outside it are ignored (malformed lines are counted wherever they are).
             """)
-    instruction = textwrap.dedent(f"""\
+    instruction = (
+        textwrap.dedent(f"""\
         # Summarise the service log
 
         `/app/logs/app.log` is the log of a group of services. A **valid** line
@@ -165,7 +192,9 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         integers, and the line ends right after the duration part of the layout. Empty lines are
         ignored. Every other line (stack-trace lines, truncated writes, wrong
         case, extra text) is **malformed**.
-        """) + window_text + textwrap.dedent(f"""
+        """)
+        + window_text
+        + textwrap.dedent(f"""
         Write `/app/summary.json`, one JSON object with exactly these keys:
 
         | key | value |
@@ -178,7 +207,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         | `max_ms` | the largest duration over counted lines |
 
         All counts and durations are JSON integers. Do not modify the log.
-        """)
+        """)  # noqa: E501
+    )
     expected_json = json.dumps(expected, sort_keys=True)
     tests = textwrap.dedent(f'''\
         import hashlib
@@ -224,7 +254,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             assert got["max_ms"] == EXPECTED["max_ms"] and type(got["max_ms"]) is int
         ''')
     window_py = "None" if not window else f"({window[0].isoformat()!r}, {window[1].isoformat()!r})"
-    solution = solve_sh(textwrap.dedent(f'''\
+    solution = solve_sh(
+        textwrap.dedent(f'''\
         python3 - <<'PY'
         import json, re
         from datetime import datetime
@@ -260,17 +291,19 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         json.dump(out, open("/app/summary.json", "w"), indent=2, sort_keys=True)
         PY
         cat /app/summary.json
-        '''))
+        ''')
+    )
     name = task_name("log-parse", rng, f"{fmt}-{level.lower()}")
-    files = {
-        "instruction.md": instruction,
-        "task.toml": task_toml(family="log-parse", seed_case=case.id, category="text-processing", tags=["python", "logs", "regex", "json"]),
-        "environment/Dockerfile": dockerfile(),
-        "environment/app/logs/app.log": log_text,
-        "solution/solve.sh": solution,
-        "tests/test.sh": pytest_test_sh(),
-        "tests/test_outputs.py": tests,
+    app = {"logs/app.log": log_text}
+    files = task_files(case, NAME, CATEGORY, TAGS, instruction, solution, tests, app=app)
+    params = {
+        "format": fmt,
+        "level": level,
+        "services": len(services),
+        "lines": len(lines),
+        "window": window is not None,
+        "leak_hint": None,
+        "output_path": "/app/summary.json",
+        "stale_output": ("summary.json", json.dumps(expected, indent=2, sort_keys=True) + "\n"),
     }
-    params = {"format": fmt, "level": level, "services": len(services), "lines": len(lines), "window": window is not None,
-              "leak_hint": None, "output_path": "/app/summary.json", "stale_output": ("summary.json", json.dumps(expected, indent=2, sort_keys=True) + "\n")}
     return TaskDraft(name=name, family="log-parse", files=files, params=params)

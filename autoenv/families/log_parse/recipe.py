@@ -20,8 +20,19 @@ class LogSummaryRecipe(ScriptRecipe):
         key = first(r"\| `(\w+_by_service)` \|", instruction)
         level = first(r"number of counted `(\w+)` lines", instruction)
         window = re.search(r"window from `([^`]+)` \(inclusive\)\s+to `([^`]+)` \(exclusive\)", instruction)
-        return {"layout": layout, "key": key, "level": level, "window": list(window.groups()) if window else None,
-                "log": "/app/logs/app.log", "out": "/app/summary.json", "inputs": ["/app/logs/app.log"], "outputs": ["/app/summary.json"]}
+        return {
+            "layout": layout,
+            "key": key,
+            "level": level,
+            "window": list(window.groups()) if window else None,
+            "log": "/app/logs/app.log",
+            "out": "/app/summary.json",
+            "inputs": ["/app/logs/app.log"],
+            "outputs": ["/app/summary.json"],
+        }
 
     def program(self, params: dict[str, Any]) -> str:
         return fill_program(PROGRAM, params)
+
+
+RECIPE = LogSummaryRecipe()

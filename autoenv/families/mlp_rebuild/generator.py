@@ -16,21 +16,24 @@ import random
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import (
-    TaskDraft,
-    dockerfile,
-    pytest_test_sh,
-    sha256_text,
-    solve_sh,
-    task_name,
-    task_toml,
-)
+from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
 
+NAME = "mlp-rebuild"
+DESCRIPTION = "re-implement a small neural network's forward pass from exported weights"
+KEYWORDS = ("weights", "neural", "mlp", "forward pass", "rebuild", "model", "inference", "torch", "pytorch")
+CATEGORY = "machine-learning"
+TAGS = ["python", "neural-network", "inference"]
+
 FEATURES = ["sepal_len", "sepal_wid", "petal_len", "petal_wid", "mass_g", "temp_c", "age_days", "ph", "density", "hue"]
-CLASSES = [["setosa", "versicolor", "virginica"], ["low", "high"], ["red", "green", "blue", "amber"], ["ok", "warn", "fail"]]
+CLASSES = [
+    ["setosa", "versicolor", "virginica"],
+    ["low", "high"],
+    ["red", "green", "blue", "amber"],
+    ["ok", "warn", "fail"],
+]
 
 ACTIVATIONS = {
     "relu": ("`relu(z) = max(0, z)`", lambda z: max(0.0, z)),
@@ -57,7 +60,9 @@ def forward(model: dict[str, Any], row: dict[str, float]) -> list[float]:
     return [v / sum(e) for v in e]
 
 
-def _rows(rng: random.Random, features: list[str], stats: dict[str, tuple[float, float]], n: int, prefix: str) -> list[dict[str, Any]]:
+def _rows(
+    rng: random.Random, features: list[str], stats: dict[str, tuple[float, float]], n: int, prefix: str
+) -> list[dict[str, Any]]:
     return [{"id": f"{prefix}{i + 1:03d}", **{f: round(rng.gauss(*stats[f]), 3) for f in features}} for i in range(n)]
 
 
@@ -81,10 +86,19 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             w_out_in = [[round(rng.gauss(0, scale), 4) for _ in range(a)] for _ in range(b)]
             weights = w_out_in if layout == "out_in" else [list(col) for col in zip(*w_out_in)]
             layers.append({"weights": weights, "bias": [round(rng.gauss(0, 0.3), 4) for _ in range(b)]})
-        model: dict[str, Any] = {"format": "mlp-json-v1", "features": features, "classes": classes, "activation": activation,
-                                 "layout": layout, "layers": layers}
+        model: dict[str, Any] = {
+            "format": "mlp-json-v1",
+            "features": features,
+            "classes": classes,
+            "activation": activation,
+            "layout": layout,
+            "layers": layers,
+        }
         if normalise:
-            model["normalization"] = {"mean": [round(stats[f][0], 3) for f in features], "std": [round(stats[f][1], 3) for f in features]}
+            model["normalization"] = {
+                "mean": [round(stats[f][0], 3) for f in features],
+                "std": [round(stats[f][1], 3) for f in features],
+            }
         if not normalise:  # raw inputs: keep the scales sane for the network
             stats = {f: (rng.uniform(-1, 1), rng.uniform(0.5, 1.5)) for f in features}
         shipped = _rows(rng, features, stats, rng.randint(25, 40), "s")
@@ -96,7 +110,11 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             break
 
     def csv_text(rows: list[dict[str, Any]]) -> str:
-        return ",".join(["id"] + csv_order) + "\n" + "".join(",".join([r["id"]] + [f"{r[f]}" for f in csv_order]) + "\n" for r in rows)
+        return (
+            ",".join(["id"] + csv_order)
+            + "\n"
+            + "".join(",".join([r["id"]] + [f"{r[f]}" for f in csv_order]) + "\n" for r in rows)
+        )
 
     def expected(rows: list[dict[str, Any]]) -> list[tuple[str, str, float]]:
         out = []
@@ -108,9 +126,16 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
     weights_json = json.dumps(model, indent=1)
     act_text = ACTIVATIONS[activation][0]
-    layout_text = ("`weights[i][j]` is the weight from input `j` to unit `i` (shape: units x inputs)" if layout == "out_in"
-                   else "`weights[j][i]` is the weight from input `j` to unit `i` (shape: inputs x units)")
-    norm_text = ("- first normalise the inputs: `x[k] = (x[k] - normalization.mean[k]) / normalization.std[k]`;\n" if normalise else "")
+    layout_text = (
+        "`weights[i][j]` is the weight from input `j` to unit `i` (shape: units x inputs)"
+        if layout == "out_in"
+        else "`weights[j][i]` is the weight from input `j` to unit `i` (shape: inputs x units)"
+    )
+    norm_text = (
+        "- first normalise the inputs: `x[k] = (x[k] - normalization.mean[k]) / normalization.std[k]`;\n"
+        if normalise
+        else ""
+    )
     instruction = textwrap.dedent(f"""\
         # Rebuild the classifier from its weights
 
@@ -193,8 +218,9 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             run = subprocess.run([sys.executable, "/app/predict.py", str(HIDDEN), str(out)], capture_output=True, text=True, timeout=60)
             assert run.returncode == 0, run.stderr
             check(read(out), EXPECTED_UNSEEN)
-        ''')
-    solution = solve_sh(textwrap.dedent('''\
+        ''')  # noqa: E501
+    solution = solve_sh(
+        textwrap.dedent('''\
         cat > /app/predict.py <<'PY'
         """Forward pass of the exported MLP (standard library only)."""
         import csv, json, math, sys
@@ -232,22 +258,21 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         PY
         python3 /app/predict.py /app/data/inputs.csv /app/predictions.csv
         head -n 5 /app/predictions.csv
-        '''))
+        ''')  # noqa: E501
+    )
     name = task_name("mlp-rebuild", rng, f"{activation}-{layout.replace('_', '')}")
-    files = {
-        "instruction.md": instruction,
-        "task.toml": task_toml(family="mlp-rebuild", seed_case=case.id, category="machine-learning",
-                               tags=["python", "neural-network", "inference", activation]),
-        "environment/Dockerfile": dockerfile(),
-        "environment/app/model/weights.json": weights_json,
-        "environment/app/data/inputs.csv": csv_text(shipped),
-        "solution/solve.sh": solution,
-        "tests/test.sh": pytest_test_sh("unseen_inputs.csv"),
-        "tests/test_outputs.py": tests,
-        "tests/unseen_inputs.csv": csv_text(hidden_rows),
-    }
+    app = {"model/weights.json": weights_json, "data/inputs.csv": csv_text(shipped)}
+    unseen = {"unseen_inputs.csv": csv_text(hidden_rows)}
+    files = task_files(case, NAME, CATEGORY, [*TAGS, activation], instruction, solution, tests, app=app, hidden=unseen)
     probe = exp_shipped[0]
-    params = {"activation": activation, "layout": layout, "sizes": [n_in] + hidden + [len(classes)], "normalise": normalise,
-              "shuffled_columns": csv_order != features, "leak_hint": f"confidence {probe[2]!r} for {probe[0]}",
-              "stale_output": None, "output_path": "/app/predictions.csv"}
+    params = {
+        "activation": activation,
+        "layout": layout,
+        "sizes": [n_in] + hidden + [len(classes)],
+        "normalise": normalise,
+        "shuffled_columns": csv_order != features,
+        "leak_hint": f"confidence {probe[2]!r} for {probe[0]}",
+        "stale_output": None,
+        "output_path": "/app/predictions.csv",
+    }
     return TaskDraft(name=name, family="mlp-rebuild", files=files, params=params)

@@ -17,9 +17,12 @@ class MlpRebuildRecipe(ScriptRecipe):
     def parse(self, instruction: str) -> dict[str, Any] | None:
         if not re.search(r"forward\s+pass", instruction) or "weights.json" not in instruction:
             return None
-        return {"weights": first(r"`(/app/[\w/.-]*weights\.json)`", instruction),
-                "out_in": "shape: units x inputs" in instruction,
-                "inputs": ["/app/model/weights.json", "/app/data/inputs.csv"], "outputs": ["/app/predictions.csv"]}
+        return {
+            "weights": first(r"`(/app/[\w/.-]*weights\.json)`", instruction),
+            "out_in": "shape: units x inputs" in instruction,
+            "inputs": ["/app/model/weights.json", "/app/data/inputs.csv"],
+            "outputs": ["/app/predictions.csv"],
+        }
 
     def look(self, params: dict[str, Any]) -> str:
         return "head -c 600 /app/model/weights.json; echo; head -n 3 /app/data/inputs.csv"
@@ -29,3 +32,6 @@ class MlpRebuildRecipe(ScriptRecipe):
 
     def run_command(self, params: dict[str, Any]) -> str:
         return "python3 /app/predict.py /app/data/inputs.csv /app/predictions.csv"
+
+
+RECIPE = MlpRebuildRecipe()

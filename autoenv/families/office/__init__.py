@@ -26,15 +26,43 @@ from __future__ import annotations
 import random
 import shutil
 import string
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import Any
 
 from autoenv.families.base import Family, TaskDraft
+from autoenv.families.office.common import flat, solution_source
+from autoenv.families.solver import ScriptRecipe
 
-if TYPE_CHECKING:
-    from autoenv.agents.policies.recipes import Recipe
+
+class FolderRecipe(ScriptRecipe):
+    """The offline solver's recipe for an office/web family.
+
+    It knows the family's tasks by the instruction's first line (``heading``), reads the parameters from the
+    instruction alone (``read``, on the instruction as one line) and runs the family's general procedure: the
+    reference solution's code in ``files/`` (``solution``) with those parameters, since that code works from
+    the instruction and the files alone.
+    """
+
+    heading: str = ""
+    solution: str = ""
+
+    @property
+    def files(self) -> Path:
+        return Path(sys.modules[type(self).__module__].__file__).with_name("files")
+
+    def read(self, text: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse(self, instruction: str) -> dict[str, Any] | None:
+        return self.read(flat(instruction)) if instruction.startswith(self.heading) else None
+
+    def program(self, params: dict[str, Any]) -> str:
+        return solution_source(self.files / self.solution, params)
+
 
 #: Writes one task of a family into a folder: ``(task_dir, rng, seed_case)``.
 FolderWriter = Callable[..., None]
@@ -48,10 +76,15 @@ BUNDLED: dict[str, tuple[str, int]] = {
 }
 
 
-def folder_family(name: str, description: str, keywords: tuple[str, ...], write: FolderWriter, recipe: Recipe) -> Family:
-    """A :class:`Family` whose generator writes a folder; its drafts read the folder back (binary fixtures as bytes)."""
-    return Family(name, description, keywords, lambda case, rng: _draft_from_folder(name, write, case, rng), recipe,
-                  write=write)
+def folder_family(package: ModuleType) -> Family:
+    """The :class:`Family` of an office/web folder: like :meth:`Family.of`, with a generator that writes a folder
+    (``generate(task_dir, rng, seed_case)``); its drafts read the folder back (binary fixtures as bytes)."""
+    gen = package.generator
+
+    def draft(case, rng: random.Random) -> TaskDraft:
+        return _draft_from_folder(gen.NAME, gen.generate, case, rng)
+
+    return Family(gen.NAME, gen.DESCRIPTION, gen.KEYWORDS, draft, package.recipe.RECIPE, write=gen.generate)
 
 
 def _draft_from_folder(family: str, write: FolderWriter, case, rng: random.Random) -> TaskDraft:
@@ -99,4 +132,4 @@ def write_bundled(root: Path | str) -> list[Path]:
     return [generate(family, Path(root) / name, seed=seed) for name, (family, seed) in BUNDLED.items()]
 
 
-__all__ = ["BUNDLED", "folder_family", "generate", "office_families", "write_bundled"]
+__all__ = ["BUNDLED", "FolderRecipe", "folder_family", "generate", "office_families", "write_bundled"]

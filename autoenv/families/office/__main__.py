@@ -1,7 +1,7 @@
 """``python -m autoenv.families.office``: write office/web task variants or the bundled tasks.
 
-  python -m autoenv.families.office generate FAMILY OUT_DIR [--seed N]
-  python -m autoenv.families.office bundled [--root examples/tasks]
+python -m autoenv.families.office generate FAMILY OUT_DIR [--seed N]
+python -m autoenv.families.office bundled [--root examples/tasks]
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import io
 import json
 import pprint
 import re
+import shutil
 import textwrap
 import zipfile
 from pathlib import Path
@@ -64,31 +65,40 @@ def reflow(markdown: str, width: int = 76) -> str:
             first = item[0]
             m = re.match(r"^(\s*(?:(?:\d+\.|-|\*)\s+)?)", first)
             lead = m.group(1)
-            text = " ".join([first[len(lead):].strip(), *item[1:]]).strip()
+            text = " ".join([first[len(lead) :].strip(), *item[1:]]).strip()
             text = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", "\x00"), text)  # never break inside code
-            filled = textwrap.fill(text, width=width, initial_indent=lead, subsequent_indent=" " * len(lead),
-                                   break_long_words=False, break_on_hyphens=False)
+            filled = textwrap.fill(
+                text,
+                width=width,
+                initial_indent=lead,
+                subsequent_indent=" " * len(lead),
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
             wrapped.append(filled.replace("\x00", " "))
         out.append("\n".join(wrapped))
     return "\n\n".join(out) + "\n"
 
 
-def task_toml(*, difficulty: str, category: str, tags: list[str], agent_timeout: float = 600.0,
-              verifier_timeout: float = 120.0, extra_metadata: dict[str, Any] | None = None) -> str:
+def task_toml(
+    *,
+    difficulty: str,
+    category: str,
+    tags: list[str],
+    agent_timeout: float = 600.0,
+    verifier_timeout: float = 120.0,
+    extra_metadata: dict[str, Any] | None = None,
+) -> str:
     meta = "".join(f"{k} = {json.dumps(v)}\n" for k, v in (extra_metadata or {}).items())
     from autoenv.families.base import ARTIFACTS_TOML, verifier_toml
 
     return (
-        'schema_version = "1.4"\n'
-        + ARTIFACTS_TOML
-        + "\n[metadata]\n"
+        'schema_version = "1.4"\n' + ARTIFACTS_TOML + "\n[metadata]\n"
         f'difficulty = "{difficulty}"\n'
         f'category = "{category}"\n'
         f"tags = {json.dumps(tags)}\n"
         'author_name = "autoenv"\n'
-        f"{meta}\n"
-        + verifier_toml(verifier_timeout)
-        + "\n[agent]\n"
+        f"{meta}\n" + verifier_toml(verifier_timeout) + "\n[agent]\n"
         f"timeout_sec = {agent_timeout:.1f}\n\n"
         "[environment]\n"
         "build_timeout_sec = 600.0\n"
@@ -100,12 +110,14 @@ def task_toml(*, difficulty: str, category: str, tags: list[str], agent_timeout:
 
 def dockerfile(*packages: str, apt: tuple[str, ...] = ()) -> str:
     """python:3.12-slim with pytest and ``packages`` from PyPI and ``apt`` Debian packages."""
-    apt_line = (f"RUN apt-get update && apt-get install -y --no-install-recommends {' '.join(apt)} && rm -rf /var/lib/apt/lists/*\n"
-                if apt else "")
+    apt_line = (
+        f"RUN apt-get update && apt-get install -y --no-install-recommends {' '.join(apt)} && rm -rf "
+        f"/var/lib/apt/lists/*\n"
+        if apt
+        else ""
+    )
     return (
-        "FROM python:3.12-slim\n"
-        + apt_line
-        + f"RUN pip install --no-cache-dir {' '.join((PYTEST_PIN, *packages))}\n"
+        "FROM python:3.12-slim\n" + apt_line + f"RUN pip install --no-cache-dir {' '.join((PYTEST_PIN, *packages))}\n"
         "WORKDIR /app\n"
         "COPY app/ /app/\n"
     )
@@ -123,15 +135,12 @@ def test_sh(*support: str, unprivileged: bool = False) -> str:
 
 
 def solve_sh(script: str = "solve.py") -> str:
-    return (
-        "#!/bin/bash\n"
-        "set -euo pipefail\n"
-        f'python3 "$(dirname "$0")/{script}"\n'
-    )
+    return f'#!/bin/bash\nset -euo pipefail\npython3 "$(dirname "$0")/{script}"\n'
 
 
 def verifier_source(path: Path, case: dict[str, Any]) -> str:
-    """A verifier template (a real file in the family's ``files/``) with the task's constants in place of CASE_MARKER."""
+    """A verifier template (a real file in the family's ``files/``) with the task's constants in place of
+    CASE_MARKER."""
     source = path.read_text()
     if CASE_MARKER not in source:  # pragma: no cover - template bug
         raise RuntimeError(f"{path} lacks the line {CASE_MARKER!r}")
@@ -207,3 +216,25 @@ def new_workbook():
 def flat(instruction: str) -> str:
     """The instruction on one line, so recipes' patterns do not depend on where it was wrapped."""
     return " ".join(instruction.split())
+
+
+def write_task_toml(task_dir: Path, family: str, seed_case: Any, **toml: Any) -> None:
+    """task.toml with the family (and the seed case it was written from) in its metadata."""
+    meta = {"family": family} | ({"seed_case": seed_case.id} if seed_case is not None else {})
+    write(task_dir / "task.toml", task_toml(extra_metadata=meta, **toml))
+
+
+def write_python_solution(task_dir: Path, source: Path, case: dict[str, Any]) -> None:
+    """solution/solve.sh running solution/solve.py: ``source`` with the task's constants."""
+    write(task_dir / "solution" / "solve.sh", solve_sh(), executable=True)
+    write(task_dir / "solution" / "solve.py", solution_source(source, case))
+
+
+def write_tests(task_dir: Path, source: Path, case: dict[str, Any], *support: Path, unprivileged: bool = False) -> None:
+    """tests/test.sh, tests/test_outputs.py (``source`` with the task's constants) and the helper modules it imports."""
+    write(
+        task_dir / "tests" / "test.sh", test_sh(*(p.name for p in support), unprivileged=unprivileged), executable=True
+    )
+    write(task_dir / "tests" / "test_outputs.py", verifier_source(source, case))
+    for path in support:
+        shutil.copyfile(path, task_dir / "tests" / path.name)

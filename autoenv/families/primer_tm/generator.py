@@ -17,19 +17,16 @@ import random
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import (
-    TaskDraft,
-    dockerfile,
-    pytest_test_sh,
-    sha256_text,
-    solve_sh,
-    task_name,
-    task_toml,
-)
+from autoenv.families.base import TaskDraft, dockerfile, pytest_test_sh, sha256_text, solve_sh, task_name, task_toml
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
 
+NAME = "primer-tm"
+DESCRIPTION = "melting temperatures and GC content of PCR primers, with or without Python"
+KEYWORDS = ("primer", "melting", "tm", "pcr", "dna", "bioinformatics", "gc content", "awk", "no python")
+
+GENES = ["GAPDH", "ACTB", "TP53", "MYC", "EGFR", "KRAS", "BRCA1", "VEGFA", "IL6", "TNF", "CDK2", "SOX2"]
 NO_PYTHON_RUN = "rm -f /usr/bin/python3* /usr/local/bin/python3* /usr/bin/python /usr/local/bin/python"
 
 
@@ -50,7 +47,10 @@ def _primer(rng: random.Random, n: int, gc_bias: float) -> str:
 
 def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     words = (case.failure_mode + " " + case.target_skill + " " + case.trajectory).lower()
-    no_python = ("python" in words and any(w in words for w in ("lack", "no python", "without python", "missing", "not installed"))) or rng.random() < 0.5
+    no_python = (
+        "python" in words
+        and any(w in words for w in ("lack", "no python", "without python", "missing", "not installed"))
+    ) or rng.random() < 0.5
     formula = rng.choice(["basic", "salt"])
     na = rng.choice([0.05, 0.1, 0.2])
     short_below = 14
@@ -64,14 +64,16 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             delta = abs(tm(f, formula, na, short_below) - tm(r, formula, na, short_below))
             if abs(delta - max_delta) > 0.25 and abs(round(delta, 1) - max_delta) > 0.15:
                 break
-        tag = f"{rng.choice(['GAPDH', 'ACTB', 'TP53', 'MYC', 'EGFR', 'KRAS', 'BRCA1', 'VEGFA', 'IL6', 'TNF', 'CDK2', 'SOX2'])}-{i + 1:02d}"
+        tag = f"{rng.choice(GENES)}-{i + 1:02d}"
         primers += [(f"{tag}_F", f), (f"{tag}_R", r)]
     fasta_lines = []
     for name, seq in primers:
-        fasta_lines.append(f">{name} {rng.choice(['forward', 'reverse'] if name.endswith('_F') else ['reverse'])} primer")
+        fasta_lines.append(
+            f">{name} {rng.choice(['forward', 'reverse'] if name.endswith('_F') else ['reverse'])} primer"
+        )
         shown = seq.lower() if rng.random() < 0.3 else seq
         width = rng.choice([60, 60, 12, 16])
-        fasta_lines += [shown[k:k + width] for k in range(0, len(shown), width)]
+        fasta_lines += [shown[k : k + width] for k in range(0, len(shown), width)]
     fasta = "\n".join(fasta_lines) + "\n"
 
     rows = []
@@ -81,16 +83,27 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     pairs = []
     for name, _ in primers[::2]:
         tag = name[:-2]
-        delta = abs(tm(dict(primers)[f"{tag}_F"], formula, na, short_below) - tm(dict(primers)[f"{tag}_R"], formula, na, short_below))
+        delta = abs(
+            tm(dict(primers)[f"{tag}_F"], formula, na, short_below)
+            - tm(dict(primers)[f"{tag}_R"], formula, na, short_below)
+        )
         pairs.append((tag, round(delta, 1), "yes" if delta <= max_delta else "no"))
 
     if formula == "basic":
         long_rule = "`Tm = 64.9 + 41 * (G + C - 16.4) / N`"
     else:
-        long_rule = f"the salt-adjusted formula `Tm = 81.5 + 16.6 * log10([Na+]) + 0.41 * GC% - 675 / N` with `[Na+] = {na}` (mol/L; `log10` is the base-10 logarithm, `GC%` the GC content in percent)"
-    tools = ("Python is **not** available in this environment (and there is no network to install it): use the "
-             "shell and the standard tools that are there (`awk`, `sed`, `sort`, ...).") if no_python else \
-            "Use whatever you like from the environment (Python 3 is available; there is no network)."
+        long_rule = (
+            f"the salt-adjusted formula `Tm = 81.5 + 16.6 * log10([Na+]) + 0.41 * GC% - 675 / N` with `[Na+] = {na}` "
+            f"(mol/L; `log10` is the base-10 logarithm, `GC%` the GC content in percent)"
+        )
+    tools = (
+        (
+            "Python is **not** available in this environment (and there is no network to install it): use the "
+            "shell and the standard tools that are there (`awk`, `sed`, `sort`, ...)."
+        )
+        if no_python
+        else "Use whatever you like from the environment (Python 3 is available; there is no network)."
+    )
     instruction = textwrap.dedent(f"""\
         # Primer melting temperatures
 
@@ -118,11 +131,15 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
         {tools} Values are checked to within 0.05. Do not modify `/app/primers.fasta`.
         """)
-    expected_tm = "name\tlength\tgc_percent\ttm\n" + "".join(f"{n}\t{length}\t{g:.1f}\t{t:.1f}\n" for n, length, g, t in rows)
+    expected_tm = "name\tlength\tgc_percent\ttm\n" + "".join(
+        f"{n}\t{length}\t{g:.1f}\t{t:.1f}\n" for n, length, g, t in rows
+    )
     expected_pairs = "pair\tdelta_tm\tcompatible\n" + "".join(f"{p}\t{d:.1f}\t{c}\n" for p, d, c in pairs)
     files: dict[str, str] = {}
     if no_python:
-        files["environment/Dockerfile"] = dockerfile(base="debian:bookworm-slim", pytest=False, run=[NO_PYTHON_RUN], copy_app=True)
+        files["environment/Dockerfile"] = dockerfile(
+            base="debian:bookworm-slim", pytest=False, run=[NO_PYTHON_RUN], copy_app=True
+        )
         files["tests/test.sh"] = _shell_verifier(sha256_text(fasta), expected_tm, expected_pairs)
         files["solution/solve.sh"] = solve_sh(awk_solution(formula, na, short_below, max_delta))
     else:
@@ -130,21 +147,34 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         files["tests/test.sh"] = pytest_test_sh()
         files["tests/test_outputs.py"] = _pytest_verifier(sha256_text(fasta), rows, pairs)
         files["solution/solve.sh"] = solve_sh(_python_solution(formula, na, short_below, max_delta))
-    files.update({
-        "instruction.md": instruction,
-        "task.toml": task_toml(family="primer-tm", seed_case=case.id, category="bioinformatics",
-                               tags=["bioinformatics", "pcr", "melting-temperature", "awk" if no_python else "python"]),
-        "environment/app/primers.fasta": fasta,
-    })
+    files.update(
+        {
+            "instruction.md": instruction,
+            "task.toml": task_toml(
+                family="primer-tm",
+                seed_case=case.id,
+                category="bioinformatics",
+                tags=["bioinformatics", "pcr", "melting-temperature", "awk" if no_python else "python"],
+            ),
+            "environment/app/primers.fasta": fasta,
+        }
+    )
     name = task_name("primer-tm", rng, ("awk-" if no_python else "") + formula)
     probe = rows[-1]
-    params: dict[str, Any] = {"no_python": no_python, "formula": formula, "na": na, "max_delta": max_delta, "pairs": n_pairs,
-                              "leak_hint": None if no_python else f"tm {probe[3]!r} for {probe[0]}",
-                              "stale_output": [("tm_report.tsv", expected_tm), ("pairs.tsv", expected_pairs)], "output_path": "/app/tm_report.tsv"}
+    params: dict[str, Any] = {
+        "no_python": no_python,
+        "formula": formula,
+        "na": na,
+        "max_delta": max_delta,
+        "pairs": n_pairs,
+        "leak_hint": None if no_python else f"tm {probe[3]!r} for {probe[0]}",
+        "stale_output": [("tm_report.tsv", expected_tm), ("pairs.tsv", expected_pairs)],
+        "output_path": "/app/tm_report.tsv",
+    }
     return TaskDraft(name=name, family="primer-tm", files=files, params=params)
 
 
-AWK_PROGRAM = r'''
+AWK_PROGRAM = r"""
 function flush() { if (name != "") { n++; names[n] = name; seqs[n] = seq } }
 /^>/ { flush(); split(substr($0, 2), w, /[ \t]+/); name = w[1]; seq = ""; next }
 { line = toupper($0); gsub(/[^ACGT]/, "", line); seq = seq line }
@@ -170,13 +200,15 @@ END {
     }
   }
 }
-'''
+"""
 
 
 def awk_solution(formula: str, na: float, short: int, max_delta: float) -> str:
-    return (f"awk -v formula={formula} -v na={na} -v short={short} -v maxd={max_delta} "
-            f"-v tmfile=/app/tm_report.tsv -v pairfile=/app/pairs.tsv '{AWK_PROGRAM}' /app/primers.fasta\n"
-            "cat /app/tm_report.tsv /app/pairs.tsv\n")
+    return (
+        f"awk -v formula={formula} -v na={na} -v short={short} -v maxd={max_delta} "
+        f"-v tmfile=/app/tm_report.tsv -v pairfile=/app/pairs.tsv '{AWK_PROGRAM}' /app/primers.fasta\n"
+        "cat /app/tm_report.tsv /app/pairs.tsv\n"
+    )
 
 
 def _python_solution(formula: str, na: float, short: int, max_delta: float) -> str:
@@ -265,7 +297,7 @@ def _pytest_verifier(fasta_sha: str, rows: list[tuple], pairs: list[tuple]) -> s
 
 
 def _shell_verifier(fasta_sha: str, expected_tm: str, expected_pairs: str) -> str:
-    compare = r'''
+    compare = r"""
 compare() {  # compare(expected, got): same lines; text columns equal, numeric columns within 0.05
   awk -F'\t' '
     NR == FNR { want[FNR] = $0; n = FNR; next }
@@ -286,20 +318,21 @@ compare() {  # compare(expected, got): same lines; text columns equal, numeric c
       }
     }' "$1" "$2"
 }
-'''
+"""
     return (
         "#!/bin/bash\nexport PATH=/usr/bin:/bin LC_ALL=C\nmkdir -p /logs/verifier\n"
-        + "result() { echo \"$1\" > /logs/verifier/reward.txt; exit 0; }\n"
-        + "fail() { echo \"FAIL: $*\"; result 0; }\n"
+        + 'result() { echo "$1" > /logs/verifier/reward.txt; exit 0; }\n'
+        + 'fail() { echo "FAIL: $*"; result 0; }\n'
         + compare
         + "work=$(mktemp -d)\n"
-        + f"[ \"$(sha256sum /app/primers.fasta | cut -d' ' -f1)\" = \"{fasta_sha}\" ] || fail \"/app/primers.fasta was modified\"\n"
-        + "for f in tm_report.tsv pairs.tsv; do [ -f \"/app/$f\" ] || fail \"missing /app/$f\"; done\n"
+        + f'[ "$(sha256sum /app/primers.fasta | cut -d\' \' -f1)" = "{fasta_sha}" ] || fail "/app/primers.fasta was '
+        f'modified"\n'
+        + 'for f in tm_report.tsv pairs.tsv; do [ -f "/app/$f" ] || fail "missing /app/$f"; done\n'
         + f"cat > \"$work/tm.tsv\" <<'TSV'\n{expected_tm}TSV\n"
         + f"cat > \"$work/pairs.tsv\" <<'TSV'\n{expected_pairs}TSV\n"
         + "tr -d '\\r' < /app/tm_report.tsv | sed '/^[[:space:]]*$/d' > \"$work/got_tm.tsv\"\n"
         + "tr -d '\\r' < /app/pairs.tsv | sed '/^[[:space:]]*$/d' > \"$work/got_pairs.tsv\"\n"
-        + "compare \"$work/tm.tsv\" \"$work/got_tm.tsv\" || fail \"tm_report.tsv\"\n"
-        + "compare \"$work/pairs.tsv\" \"$work/got_pairs.tsv\" || fail \"pairs.tsv\"\n"
+        + 'compare "$work/tm.tsv" "$work/got_tm.tsv" || fail "tm_report.tsv"\n'
+        + 'compare "$work/pairs.tsv" "$work/got_pairs.tsv" || fail "pairs.tsv"\n'
         + "echo PASS\nresult 1\n"
     )

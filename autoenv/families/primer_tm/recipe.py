@@ -21,11 +21,17 @@ class PrimerTmRecipe(ScriptRecipe):
             "na": float(first(r"\[Na\+\] = ([0-9.]+)", instruction)) if "salt-adjusted" in instruction else 0.05,
             "short": int(first(r"shorter than (\d+) bases", instruction)),
             "max_delta": float(first(r"at most ([0-9.]+) °C", instruction)),
-            "inputs": ["/app/primers.fasta"], "outputs": ["/app/tm_report.tsv", "/app/pairs.tsv"],
+            "inputs": ["/app/primers.fasta"],
+            "outputs": ["/app/tm_report.tsv", "/app/pairs.tsv"],
         }
 
     def look(self, params: dict[str, Any]) -> str:
         return "head -n 8 /app/primers.fasta; command -v python3 awk || true"
 
     def program(self, params: dict[str, Any]) -> str:
-        return "#!/bin/sh\nset -e\n" + awk_solution(params["formula"], params["na"], params["short"], params["max_delta"])
+        return "#!/bin/sh\nset -e\n" + awk_solution(
+            params["formula"], params["na"], params["short"], params["max_delta"]
+        )
+
+
+RECIPE = PrimerTmRecipe()

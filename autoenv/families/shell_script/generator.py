@@ -14,17 +14,16 @@ import random
 import textwrap
 from typing import TYPE_CHECKING
 
-from autoenv.families.base import (
-    TaskDraft,
-    dockerfile,
-    pytest_test_sh,
-    solve_sh,
-    task_name,
-    task_toml,
-)
+from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
+
+NAME = "shell-script"
+DESCRIPTION = "a bash tool over a directory tree, tested on fresh trees"
+KEYWORDS = ("shell", "bash", "script", "find", "files", "directory", "backup", "rotation", "posix")
+CATEGORY = "system-administration"
+TAGS = ["bash", "shell", "find", "awk"]
 
 SORTS = {
     "count": ("by `count` descending, ties by extension ascending", "-k2,2nr -k1,1"),
@@ -32,7 +31,7 @@ SORTS = {
     "ext": ("by extension ascending", "-k1,1"),
 }
 
-REFERENCE = '''\
+REFERENCE = """\
 def tally(root, recursive, hidden):
     import os
     stats = {}
@@ -61,11 +60,23 @@ def render(stats, sort, sep):
     else:
         rows.sort(key=lambda r: r[0])
     return "".join(f"{ext}{sep}{c}{sep}{b}\\n" for ext, (c, b) in rows)
-'''
+"""
 
 
 def _tree(rng: random.Random) -> dict[str, int]:
-    names = ["report", "notes", "photo", "IMG 0042", "data set", "backup", "README", "Makefile", "archive.tar", "song", "draft v2"]
+    names = [
+        "report",
+        "notes",
+        "photo",
+        "IMG 0042",
+        "data set",
+        "backup",
+        "README",
+        "Makefile",
+        "archive.tar",
+        "song",
+        "draft v2",
+    ]
     exts = ["txt", "csv", "log", "JPG", "jpg", "md", "gz", "py", "json", ""]
     files: dict[str, int] = {}
     for _ in range(rng.randint(14, 26)):
@@ -86,10 +97,16 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     sep_name, sep = rng.choice([("tab", "\t"), ("comma", ","), ("space", " ")])
     script = rng.choice(["/app/bin/tally.sh", "/app/tally.sh", "/app/tools/extstats.sh"])
     tree = _tree(rng)
-    scope = ("every regular file in `DIR` and, recursively, in all of its subdirectories" if recursive
-             else "every regular file directly inside `DIR` (do not descend into subdirectories)")
-    hidden_text = ("Hidden files (names starting with `.`) count like any other file." if hidden
-                   else "Hidden files (names starting with `.`) are skipped.")
+    scope = (
+        "every regular file in `DIR` and, recursively, in all of its subdirectories"
+        if recursive
+        else "every regular file directly inside `DIR` (do not descend into subdirectories)"
+    )
+    hidden_text = (
+        "Hidden files (names starting with `.`) count like any other file."
+        if hidden
+        else "Hidden files (names starting with `.`) are skipped."
+    )
     sep_text = {"tab": "a tab", "comma": "a comma", "space": "a single space"}[sep_name]
     instruction = textwrap.dedent(f"""\
         # Tally files by extension
@@ -117,7 +134,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
         Finally, run it on `/app/data` and save its output as `/app/report.txt`.
         """)
-    tests = textwrap.dedent(f'''\
+    tests = (
+        textwrap.dedent(f'''\
         import os
         import random
         import subprocess
@@ -128,7 +146,9 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         SCRIPT = "{script}"
         RECURSIVE, HIDDEN, SORT, SEP = {recursive!r}, {hidden!r}, {sort!r}, {sep!r}
 
-        ''') + REFERENCE + textwrap.dedent(f'''\
+        ''')
+        + REFERENCE
+        + textwrap.dedent(f"""\
 
 
         def run(*args):
@@ -174,11 +194,12 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             assert run().returncode == 2
             assert run(str(tmp_path), "extra").returncode == 2
             assert run(str(tmp_path / "missing")).returncode == 2
-        ''')
+        """)
+    )
     depth = "" if recursive else "-maxdepth 1 "
     hidden_filter = "" if hidden else "! -name '.*' "
     awk_sep = {"tab": "\\t", "comma": ",", "space": " "}[sep_name]
-    body = textwrap.dedent(f'''\
+    body = textwrap.dedent(f"""\
         #!/bin/bash
         # Tally the files of a directory tree by extension.
         set -euo pipefail
@@ -196,20 +217,24 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             END {{ for (e in count) printf "%s\\t%d\\t%d\\n", e, count[e], bytes[e] }}' \\
           | LC_ALL=C sort -t "$(printf '\\t')" {SORTS[sort][1]} \\
           | awk -F'\\t' -v OFS='{awk_sep}' '{{ print $1, $2, $3 }}'
-        ''')
-    solution = solve_sh(f"mkdir -p \"$(dirname {script})\"\ncat > {script} <<'SH'\n{body}SH\nchmod +x {script}\n{script} /app/data > /app/report.txt\ncat /app/report.txt\n")
-    files = {
-        "instruction.md": instruction,
-        "task.toml": task_toml(family="shell-script", seed_case=case.id, category="system-administration",
-                               tags=["bash", "shell", "find", "awk"]),
-        "environment/Dockerfile": dockerfile(),
-        "solution/solve.sh": solution,
-        "tests/test.sh": pytest_test_sh(),
-        "tests/test_outputs.py": tests,
-    }
+        """)
+    solution = solve_sh(
+        f"mkdir -p \"$(dirname {script})\"\ncat > {script} <<'SH'\n{body}SH\nchmod +x {script}\n{script} /app/data > "
+        f"/app/report.txt\ncat /app/report.txt\n"
+    )
+    files = task_files(case, NAME, CATEGORY, TAGS, instruction, solution, tests)
     for rel, size in tree.items():
         files[f"environment/app/data/{rel}"] = ("".join(rng.choice("abcdefgh \n") for _ in range(size)))[:size]
     name = task_name("shell-script", rng, f"tally-{sort}")
-    params = {"recursive": recursive, "hidden": hidden, "sort": sort, "separator": sep_name, "script": script, "files": len(tree),
-              "leak_hint": None, "stale_output": None, "output_path": "/app/report.txt"}
+    params = {
+        "recursive": recursive,
+        "hidden": hidden,
+        "sort": sort,
+        "separator": sep_name,
+        "script": script,
+        "files": len(tree),
+        "leak_hint": None,
+        "stale_output": None,
+        "output_path": "/app/report.txt",
+    }
     return TaskDraft(name=name, family="shell-script", files=files, params=params)

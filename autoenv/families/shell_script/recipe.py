@@ -17,16 +17,29 @@ class TallyRecipe(ScriptRecipe):
         if "summarises a" not in instruction or "by file extension" not in instruction:
             return None
         script = first(r"bash script `(/app/[\w/.-]+\.sh)`", instruction)
-        sort = "count" if "by `count` descending" in instruction else "bytes" if "by `bytes` descending" in instruction else "ext"
+        sort = (
+            "count"
+            if "by `count` descending" in instruction
+            else "bytes"
+            if "by `bytes` descending" in instruction
+            else "ext"
+        )
         sep = "\\t" if "separated by a tab" in instruction else "," if "separated by a comma" in instruction else " "
-        return {"script": script, "recursive": "recursively" in instruction, "hidden": "count like any other file" in instruction,
-                "sort": sort, "sep": sep, "inputs": [], "outputs": ["/app/report.txt"]}
+        return {
+            "script": script,
+            "recursive": "recursively" in instruction,
+            "hidden": "count like any other file" in instruction,
+            "sort": sort,
+            "sep": sep,
+            "inputs": [],
+            "outputs": ["/app/report.txt"],
+        }
 
     def program(self, p: dict[str, Any]) -> str:
         depth = "" if p["recursive"] else "-maxdepth 1 "
         hidden = "" if p["hidden"] else "! -name '.*' "
         keys = {"count": "-k2,2nr -k1,1", "bytes": "-k3,3nr -k1,1", "ext": "-k1,1"}[p["sort"]]
-        script = textwrap.dedent(f'''\
+        script = textwrap.dedent(f"""\
             #!/bin/bash
             set -euo pipefail
             if [ "$#" -ne 1 ] || [ ! -d "$1" ]; then echo "usage: $0 DIR" >&2; exit 2; fi
@@ -37,9 +50,14 @@ class TallyRecipe(ScriptRecipe):
                   END {{ for (e in count) printf "%s\\t%d\\t%d\\n", e, count[e], bytes[e] }}' \\
               | LC_ALL=C sort -t "$(printf '\\t')" {keys} \\
               | awk -F'\\t' -v OFS='{p["sep"]}' '{{ print $1, $2, $3 }}'
-            ''')
-        return (f"mkdir -p \"$(dirname {p['script']})\"\ncat > {p['script']} <<'SH'\n{script}SH\nchmod +x {p['script']}\n"
-                f"{p['script']} /app/data > /app/report.txt\n")
+            """)
+        return (
+            f"mkdir -p \"$(dirname {p['script']})\"\ncat > {p['script']} <<'SH'\n{script}SH\nchmod +x {p['script']}\n"
+            f"{p['script']} /app/data > /app/report.txt\n"
+        )
 
     def check(self, params: dict[str, Any]) -> str:
-        return f"cat /app/report.txt; {params['script']}; echo \"exit $?\""
+        return f'cat /app/report.txt; {params["script"]}; echo "exit $?"'
+
+
+RECIPE = TallyRecipe()

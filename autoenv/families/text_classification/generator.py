@@ -18,44 +18,94 @@ import textwrap
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
-from autoenv.families.base import (
-    TaskDraft,
-    dockerfile,
-    pytest_test_sh,
-    sha256_text,
-    solve_sh,
-    task_name,
-    task_toml,
-)
+from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
 
+NAME = "text-classification"
+DESCRIPTION = "train a standard-library text classifier to an accuracy target within a time budget"
+KEYWORDS = ("classif", "accuracy", "fasttext", "spam", "sentiment", "model", "train", "nlp", "timeout", "timed out")
+CATEGORY = "machine-learning"
+TAGS = ["python", "text-classification", "naive-bayes"]
+
 THEMES = {
-    "sms-spam": ("SMS messages", "label", "message", {
-        "spam": "free prize claim winner cash urgent txt offer won call now reply stop bonus credit loan voucher mobile award guaranteed exclusive 18+ entry click subscribe".split(),
-        "ham": "home later dinner tonight mum see you love thanks lunch ok sorry meeting tomorrow pick bus class going sure wait late coffee sleep weekend".split(),
-    }),
-    "reviews": ("product reviews", "label", "review", {
-        "positive": "great love excellent perfect amazing happy recommend works sturdy beautiful fast comfortable brilliant favourite solid smooth reliable value delighted".split(),
-        "negative": "broke refund terrible poor waste disappointed cheap slow returned useless faulty awful flimsy missing worst annoying cracked leaking noisy".split(),
-    }),
-    "headlines": ("news headlines", "category", "headline", {
-        "sports": "match goal league coach season striker final cup injury transfer tournament score champions defender keeper derby penalty".split(),
-        "tech": "startup chip software app cloud launch update smartphone ai data security network browser robot update developer quantum".split(),
-        "food": "recipe chef restaurant bake menu flavour vegan dessert harvest kitchen bakery spice tasting dinner cheese bread wine".split(),
-    }),
-    "tickets": ("support tickets", "class", "text", {
-        "billing": "invoice charge refund payment card billed subscription price receipt overcharged plan renewal vat discount".split(),
-        "bug": "crash error broken freeze exception bug fails stuck blank loading glitch timeout corrupt reboot".split(),
-        "account": "password login reset email username locked verify profile signup two-factor delete account access".split(),
-        "shipping": "delivery parcel tracking courier shipped arrived late address package lost warehouse dispatch postage".split(),
-    }),
+    "sms-spam": (
+        "SMS messages",
+        "label",
+        "message",
+        {
+            "spam": (
+                "free prize claim winner cash urgent txt offer won call now reply stop bonus credit loan voucher "
+                "mobile award guaranteed exclusive 18+ entry click subscribe"
+            ).split(),
+            "ham": (
+                "home later dinner tonight mum see you love thanks lunch ok sorry meeting tomorrow pick bus class "
+                "going sure wait late coffee sleep weekend"
+            ).split(),
+        },
+    ),
+    "reviews": (
+        "product reviews",
+        "label",
+        "review",
+        {
+            "positive": (
+                "great love excellent perfect amazing happy recommend works sturdy beautiful fast comfortable "
+                "brilliant favourite solid smooth reliable value delighted"
+            ).split(),
+            "negative": (
+                "broke refund terrible poor waste disappointed cheap slow returned useless faulty awful flimsy missing "
+                "worst annoying cracked leaking noisy"
+            ).split(),
+        },
+    ),
+    "headlines": (
+        "news headlines",
+        "category",
+        "headline",
+        {
+            "sports": (
+                "match goal league coach season striker final cup injury transfer tournament score champions defender "
+                "keeper derby penalty"
+            ).split(),
+            "tech": (
+                "startup chip software app cloud launch update smartphone ai data security network browser robot "
+                "update developer quantum"
+            ).split(),
+            "food": (
+                "recipe chef restaurant bake menu flavour vegan dessert harvest kitchen bakery spice tasting dinner "
+                "cheese bread wine"
+            ).split(),
+        },
+    ),
+    "tickets": (
+        "support tickets",
+        "class",
+        "text",
+        {
+            "billing": (
+                "invoice charge refund payment card billed subscription price receipt overcharged plan renewal vat "
+                "discount"
+            ).split(),
+            "bug": (
+                "crash error broken freeze exception bug fails stuck blank loading glitch timeout corrupt reboot"
+            ).split(),
+            "account": (
+                "password login reset email username locked verify profile signup two-factor delete account access"
+            ).split(),
+            "shipping": (
+                "delivery parcel tracking courier shipped arrived late address package lost warehouse dispatch postage"
+            ).split(),
+        },
+    ),
 }
 
-FILLER = ("the a to and of in is it for on my this that with was have be at not are you your we can will just so get "
-          "about from all one up out if what there when which their more would time could been only also after "
-          "today week please still really again back new other any some very here").split()
+FILLER = (
+    "the a to and of in is it for on my this that with was have be at not are you your we can will just so get "
+    "about from all one up out if what there when which their more would time could been only also after "
+    "today week please still really again back new other any some very here"
+).split()
 
 TOKEN = re.compile(r"[a-z0-9+\-]+")
 
@@ -97,7 +147,12 @@ def nb_accuracy(train: list[tuple[str, str]], test: list[tuple[str, str]], bigra
     correct = 0
     for label, text in test:
         toks = [t for t in _tokens(text, bigrams) if t in vocab]
-        best = max(sorted(docs), key=lambda c: math.log(docs[c] / n) + sum(math.log((counts[c][t] + 1) / (totals[c] + len(vocab))) for t in toks))
+        best = max(
+            sorted(docs),
+            key=lambda c: (
+                math.log(docs[c] / n) + sum(math.log((counts[c][t] + 1) / (totals[c] + len(vocab))) for t in toks)
+            ),
+        )
         correct += best == label
     return correct / len(test)
 
@@ -108,6 +163,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     classes = sorted(vocab)
     strength = rng.uniform(0.18, 0.3)
     weights = [rng.uniform(0.5, 1.5) for _ in classes]
+
     def sample(n: int) -> list[tuple[str, str]]:
         rows = []
         for _ in range(n):
@@ -116,6 +172,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             shown = label if rng.random() > 0.03 else rng.choice(classes)  # label noise
             rows.append((shown, _text(rng, vocab[label], others, strength)))
         return rows
+
     n_train, n_test = rng.randint(1500, 3000), rng.randint(300, 500)
     for _ in range(6):  # a constant prediction must stay well below the target
         train, test = sample(n_train), sample(n_test)
@@ -125,7 +182,9 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             break
         strength += 0.05
     threshold = max(0.6, min(0.95, math.floor((acc - 0.04) * 100) / 100))
-    train_name, test_name, out_name = rng.choice([("train.tsv", "test.tsv", "predictions.txt"), ("train_set.tsv", "test_set.tsv", "predicted.txt")])
+    train_name, test_name, out_name = rng.choice(
+        [("train.tsv", "test.tsv", "predictions.txt"), ("train_set.tsv", "test_set.tsv", "predicted.txt")]
+    )
     train_text = f"{label_col}\t{text_col}\n" + "".join(f"{y}\t{t}\n" for y, t in train)
     test_text = f"id\t{text_col}\n" + "".join(f"{i + 1}\t{t}\n" for i, (_, t) in enumerate(test))
     labels_text = "id\tlabel\n" + "".join(f"{i + 1}\t{y}\n" for i, (y, _) in enumerate(test))
@@ -200,7 +259,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             print(f"accuracy = {{accuracy:.4f}}")
             assert accuracy >= THRESHOLD, f"accuracy {{accuracy:.4f}} below {{THRESHOLD}}"
         ''')
-    solution = solve_sh(textwrap.dedent(f'''\
+    solution = solve_sh(
+        textwrap.dedent(f'''\
         cat > /app/classify.py <<'PY'
         """Multinomial naive Bayes with Laplace smoothing (standard library only)."""
         import csv, math, re
@@ -234,21 +294,25 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         print(f"wrote {{len(test)}} predictions")
         PY
         python3 /app/classify.py
-        '''))
+        ''')
+    )
     name = task_name("text-classification", rng, theme)
-    files = {
-        "instruction.md": instruction,
-        "task.toml": task_toml(family="text-classification", seed_case=case.id, category="machine-learning",
-                               tags=["python", "text-classification", "naive-bayes", theme], agent_timeout=180.0),
-        "environment/Dockerfile": dockerfile(),
-        f"environment/app/data/{train_name}": train_text,
-        f"environment/app/data/{test_name}": test_text,
-        "solution/solve.sh": solution,
-        "tests/test.sh": pytest_test_sh("test_labels.tsv"),
-        "tests/test_outputs.py": tests,
-        "tests/test_labels.tsv": labels_text,
-    }
+    app = {f"data/{train_name}": train_text, f"data/{test_name}": test_text}
+    hidden = {"test_labels.tsv": labels_text}
+    files = task_files(
+        case, NAME, CATEGORY, [*TAGS, theme], instruction, solution, tests, app=app, hidden=hidden, agent_timeout=180.0
+    )
     stale = "".join(f"{y}\n" for y, _ in test)
-    params = {"theme": theme, "classes": len(classes), "train_rows": len(train), "test_rows": len(test),
-              "nb_accuracy": round(acc, 4), "majority": round(majority, 4), "threshold": threshold, "leak_hint": None, "stale_output": (out_name, stale), "output_path": f"/app/{out_name}"}
+    params = {
+        "theme": theme,
+        "classes": len(classes),
+        "train_rows": len(train),
+        "test_rows": len(test),
+        "nb_accuracy": round(acc, 4),
+        "majority": round(majority, 4),
+        "threshold": threshold,
+        "leak_hint": None,
+        "stale_output": (out_name, stale),
+        "output_path": f"/app/{out_name}",
+    }
     return TaskDraft(name=name, family="text-classification", files=files, params=params)

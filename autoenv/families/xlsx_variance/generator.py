@@ -10,33 +10,79 @@ verifier (``verifiers/xlsx_tests.py``) evaluates the formulas with
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 from autoenv.families.office import common
 
 NAME = "xlsx-variance"
+DESCRIPTION = "fill variance, status and total formulas in a budget workbook"
+KEYWORDS = ("xlsx", "excel", "spreadsheet", "formula", "variance", "openpyxl", "budget", "workbook")
 FILES = Path(__file__).with_name("files")
 
 THEMES = {
     "costs": {
         "sheets": ["Opex Q3", "Opex Q4", "Costs H1", "Overheads Q2"],
-        "centre": "Cost centre", "owner": "Owner", "what": "cost centres",
-        "names": ["Facilities", "IT operations", "Marketing", "Legal", "Travel", "Training", "Recruiting",
-                  "Cloud hosting", "Office supplies", "Consulting", "Insurance", "Fleet", "Security", "Catering"],
-        "prefix": "CC", "sign": "budget-actual",
+        "centre": "Cost centre",
+        "owner": "Owner",
+        "what": "cost centres",
+        "names": [
+            "Facilities",
+            "IT operations",
+            "Marketing",
+            "Legal",
+            "Travel",
+            "Training",
+            "Recruiting",
+            "Cloud hosting",
+            "Office supplies",
+            "Consulting",
+            "Insurance",
+            "Fleet",
+            "Security",
+            "Catering",
+        ],
+        "prefix": "CC",
+        "sign": "budget-actual",
         "definition": "Budget minus Actual (a positive variance means under budget)",
     },
     "revenue": {
         "sheets": ["Revenue Q3", "Sales Q4", "Bookings H2", "Revenue Q1"],
-        "centre": "Region", "owner": "Account manager", "what": "sales regions",
-        "names": ["Nordics", "Benelux", "Iberia", "DACH", "UK & Ireland", "France", "Italy", "Poland",
-                  "Baltics", "Czechia", "Austria", "Greece", "Romania", "Hungary"],
-        "prefix": "RG", "sign": "actual-budget",
+        "centre": "Region",
+        "owner": "Account manager",
+        "what": "sales regions",
+        "names": [
+            "Nordics",
+            "Benelux",
+            "Iberia",
+            "DACH",
+            "UK & Ireland",
+            "France",
+            "Italy",
+            "Poland",
+            "Baltics",
+            "Czechia",
+            "Austria",
+            "Greece",
+            "Romania",
+            "Hungary",
+        ],
+        "prefix": "RG",
+        "sign": "actual-budget",
         "definition": "Actual minus Budget (a positive variance means ahead of plan)",
     },
 }
-OWNERS = ["A. Berg", "J. Silva", "M. Novak", "K. Osei", "L. Rossi", "T. Kim", "R. Haddad", "S. Dubois", "E. Walsh", "P. Mehta"]
+OWNERS = [
+    "A. Berg",
+    "J. Silva",
+    "M. Novak",
+    "K. Osei",
+    "L. Rossi",
+    "T. Kim",
+    "R. Haddad",
+    "S. Dubois",
+    "E. Walsh",
+    "P. Mehta",
+]
 TOLERANCES = [0.05, 0.075, 0.1, 0.15]
 
 
@@ -85,10 +131,24 @@ def build_workbook(rng: random.Random, path: Path) -> dict:
     n = rng.randrange(8, 15)
     header_row = rng.choice([1, 3])
     budget_first = rng.random() < 0.6
-    cols = {"code": "A", "centre": "B", "owner": "C", "budget": "D" if budget_first else "E",
-            "actual": "E" if budget_first else "D", "variance": "F", "status": "G"}
-    labels = {"code": "Code", "centre": theme["centre"], "owner": theme["owner"], "budget": "Budget",
-              "actual": "Actual", "variance": "Variance", "status": "Status"}
+    cols = {
+        "code": "A",
+        "centre": "B",
+        "owner": "C",
+        "budget": "D" if budget_first else "E",
+        "actual": "E" if budget_first else "D",
+        "variance": "F",
+        "status": "G",
+    }
+    labels = {
+        "code": "Code",
+        "centre": theme["centre"],
+        "owner": theme["owner"],
+        "budget": "Budget",
+        "actual": "Actual",
+        "variance": "Variance",
+        "status": "Status",
+    }
     names = rng.sample(theme["names"], n)
     codes = sorted(rng.sample(range(100, 999), n))
     while True:
@@ -97,7 +157,9 @@ def build_workbook(rng: random.Random, path: Path) -> dict:
         if 2 * flagged != n:
             break
     perturbed = _flipped(rng, pairs, tolerance)
-    rows = [[f"{theme['prefix']}-{code}", name, rng.choice(OWNERS), b, a] for code, name, (b, a) in zip(codes, names, pairs)]
+    rows = [
+        [f"{theme['prefix']}-{code}", name, rng.choice(OWNERS), b, a] for code, name, (b, a) in zip(codes, names, pairs)
+    ]
 
     wb = common.new_workbook()
     ws = wb.active
@@ -128,9 +190,19 @@ def build_workbook(rng: random.Random, path: Path) -> dict:
         ws.column_dimensions[col].width = width
     common.save_workbook(wb, path)
     return {
-        "workbook": path.name, "sheet": sheet, "header_row": header_row, "first_row": first, "total_row": total,
-        "cols": cols, "headers": headers, "rows": rows, "perturbed": [list(p) for p in perturbed],
-        "tolerance": tolerance, "sign": theme["sign"], "what": theme["what"], "definition": theme["definition"],
+        "workbook": path.name,
+        "sheet": sheet,
+        "header_row": header_row,
+        "first_row": first,
+        "total_row": total,
+        "cols": cols,
+        "headers": headers,
+        "rows": rows,
+        "perturbed": [list(p) for p in perturbed],
+        "tolerance": tolerance,
+        "sign": theme["sign"],
+        "what": theme["what"],
+        "definition": theme["definition"],
     }
 
 
@@ -173,18 +245,38 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
     case = build_workbook(rng, task_dir / "environment" / "app" / "variance.xlsx")
     n = len(case["rows"])
     listing = ", ".join(f"{col} {text}" for col, text in sorted(case["headers"].items()))
-    common.write(task_dir / "instruction.md", common.reflow(INSTRUCTION.format(
-        sheet=case["sheet"], n=n, what=case["what"], header_row=case["header_row"], first=case["first_row"],
-        last=case["first_row"] + n - 1, total=case["total_row"], listing=listing, variance=case["cols"]["variance"],
-        status=case["cols"]["status"], definition=case["definition"], tolerance_pct=_pct(case["tolerance"]))))
-    meta = {"family": NAME} | ({"seed_case": seed_case.id} if seed_case is not None else {})
-    common.write(task_dir / "task.toml", common.task_toml(
-        difficulty="medium", category="spreadsheets", tags=["xlsx", "openpyxl", "excel", "formulas"],
-        agent_timeout=600.0, verifier_timeout=120.0, extra_metadata=meta))
+    common.write(
+        task_dir / "instruction.md",
+        common.reflow(
+            INSTRUCTION.format(
+                sheet=case["sheet"],
+                n=n,
+                what=case["what"],
+                header_row=case["header_row"],
+                first=case["first_row"],
+                last=case["first_row"] + n - 1,
+                total=case["total_row"],
+                listing=listing,
+                variance=case["cols"]["variance"],
+                status=case["cols"]["status"],
+                definition=case["definition"],
+                tolerance_pct=_pct(case["tolerance"]),
+            )
+        ),
+    )
+    common.write_task_toml(
+        task_dir,
+        NAME,
+        seed_case,
+        difficulty="medium",
+        category="spreadsheets",
+        tags=["xlsx", "openpyxl", "excel", "formulas"],
+        agent_timeout=600.0,
+        verifier_timeout=120.0,
+    )
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN))
-    solve_case = {k: case[k] for k in ("workbook", "sheet", "first_row", "total_row", "cols", "tolerance", "sign")} | {"n_rows": n}
-    common.write(task_dir / "solution" / "solve.sh", common.solve_sh(), executable=True)
-    common.write(task_dir / "solution" / "solve.py", common.solution_source(FILES / "xlsx_solve.py", solve_case))
-    common.write(task_dir / "tests" / "test.sh", common.test_sh("formula_eval.py"), executable=True)
-    common.write(task_dir / "tests" / "test_outputs.py", common.verifier_source(FILES / "xlsx_tests.py", case))
-    shutil.copyfile(common.FORMULA_EVAL_PATH, task_dir / "tests" / "formula_eval.py")
+    solve_case = {k: case[k] for k in ("workbook", "sheet", "first_row", "total_row", "cols", "tolerance", "sign")} | {
+        "n_rows": n
+    }
+    common.write_python_solution(task_dir, FILES / "xlsx_solve.py", solve_case)
+    common.write_tests(task_dir, FILES / "xlsx_tests.py", case, common.FORMULA_EVAL_PATH)

@@ -15,9 +15,9 @@ import fcntl
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 RECENT_SEC = 3600.0
 LAST_USED = "last_used"
@@ -73,8 +73,13 @@ def images(images_dir: Path) -> list[CachedImage]:
     return found
 
 
-def prune(images_dir: Path, limit: int | None = None, *, recent_sec: float = RECENT_SEC,
-          remove: Callable[[Path], None] | None = None) -> list[Path]:
+def prune(
+    images_dir: Path,
+    limit: int | None = None,
+    *,
+    recent_sec: float = RECENT_SEC,
+    remove: Callable[[Path], None] | None = None,
+) -> list[Path]:
     """Evict least recently used images until the cache fits ``limit`` bytes; return what was removed."""
     limit = max_bytes() if limit is None else limit
     cached = sorted(images(images_dir), key=lambda image: image.last_used)

@@ -103,8 +103,10 @@ class Container:
         if config.runtime == "runsc" and config.network:
             # Debian 12's runsc refuses the network namespace slirp4netns serves ("cannot run with
             # network enabled in root network namespace"); gVisor runs no-network tasks only
-            raise SandboxError("runsc (gVisor) runs tasks with network_mode = \"no-network\" only on this backend; "
-                               "use the runc runtime (the default) for tasks with network access")
+            raise SandboxError(
+                'runsc (gVisor) runs tasks with network_mode = "no-network" only on this backend; '
+                "use the runc runtime (the default) for tasks with network access"
+            )
         self._init_pid: int | None = None
         self._slirp: subprocess.Popen | None = None
         self._reaper: subprocess.Popen | None = None
@@ -128,22 +130,51 @@ class Container:
                 _mount(["-t", "tmpfs", "-o", f"size={int(self.config.storage_mb)}m,mode=755", "tmpfs", str(layer)])
             (layer / "upper").mkdir(exist_ok=True)
             (layer / "work").mkdir(exist_ok=True)
-            _mount(["-t", "overlay", "overlay", "-o",
-                    f"lowerdir={self.config.rootfs},upperdir={layer / 'upper'},workdir={layer / 'work'}", str(self.rootfs)])
+            _mount(
+                [
+                    "-t",
+                    "overlay",
+                    "overlay",
+                    "-o",
+                    f"lowerdir={self.config.rootfs},upperdir={layer / 'upper'},workdir={layer / 'work'}",
+                    str(self.rootfs),
+                ]
+            )
             etc = self._write_etc_files()
             config = oci.spec(
-                rootfs=self.rootfs, init_args=INIT_ARGS, env=self.config.env, hostname=self.config.hostname,
-                etc_files=etc, resources=self.config.resources, cgroups_path=self.cgroups_path,
+                rootfs=self.rootfs,
+                init_args=INIT_ARGS,
+                env=self.config.env,
+                hostname=self.config.hostname,
+                etc_files=etc,
+                resources=self.config.resources,
+                cgroups_path=self.cgroups_path,
             )
             (self.state_dir / "config.json").write_text(json.dumps(config))
             pid_file = self.state_dir / "init.pid"
             with open(self.state_dir / "runtime.log", "w") as log:
                 result = subprocess.run(
-                    [*self._runtime, "run", "--detach", "--pid-file", str(pid_file), "--bundle", str(self.state_dir), self.id],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, cwd="/",
+                    [
+                        *self._runtime,
+                        "run",
+                        "--detach",
+                        "--pid-file",
+                        str(pid_file),
+                        "--bundle",
+                        str(self.state_dir),
+                        self.id,
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout,
+                    cwd="/",
                 )
             if result.returncode != 0:
-                raise SandboxError(f"{self.config.runtime} could not start the sandbox: {(self.state_dir / 'runtime.log').read_text().strip()[-2000:]}")
+                raise SandboxError(
+                    f"{self.config.runtime} could not start the sandbox: "
+                    f"{(self.state_dir / 'runtime.log').read_text().strip()[-2000:]}"
+                )
             self._init_pid = int(pid_file.read_text())
             if self.config.network:
                 self._start_slirp()
@@ -155,7 +186,9 @@ class Container:
         etc = self.state_dir / "etc"
         name = self.config.hostname
         (etc / "hostname").write_text(name + "\n")
-        (etc / "hosts").write_text(f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{name}\n")
+        (etc / "hosts").write_text(
+            f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t{name}\n"
+        )
         (etc / "resolv.conf").write_text(f"nameserver {SLIRP_DNS}\n" if self.config.network else "")
         return {f"/etc/{n}": etc / n for n in ("hostname", "hosts", "resolv.conf")}
 
@@ -163,18 +196,36 @@ class Container:
         """Outbound network through a user-mode TCP/IP stack: the sandbox reaches the
         internet through slirp4netns but not the host's loopback or its unix sockets."""
         if not shutil.which("slirp4netns"):
-            raise SandboxError("slirp4netns not found: the local backend needs it for tasks with network access (apt-get install slirp4netns)")
+            raise SandboxError(
+                "slirp4netns not found: the local backend needs it for tasks with network access (apt-get install "
+                "slirp4netns)"
+            )
         read_fd, write_fd = os.pipe()
         self._slirp = subprocess.Popen(
-            ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback", "--ready-fd", str(write_fd),
-             str(self._init_pid), "tap0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(write_fd,),
+            [
+                "slirp4netns",
+                "--configure",
+                "--mtu=65520",
+                "--disable-host-loopback",
+                "--ready-fd",
+                str(write_fd),
+                str(self._init_pid),
+                "tap0",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(write_fd,),
             start_new_session=True,
         )
         os.close(write_fd)
         with os.fdopen(read_fd, "rb") as ready:
             if ready.read(1) != b"1":
-                err = self._slirp.stderr.read().decode(errors="replace") if self._slirp.poll() is not None and self._slirp.stderr else ""
+                err = (
+                    self._slirp.stderr.read().decode(errors="replace")
+                    if self._slirp.poll() is not None and self._slirp.stderr
+                    else ""
+                )
                 raise SandboxError(f"slirp4netns failed to configure the sandbox network: {err.strip()[-500:]}")
         (self.state_dir / "slirp.pid").write_text(str(self._slirp.pid))
 
@@ -182,27 +233,38 @@ class Container:
         q = shlex.quote
         rt = " ".join(q(a) for a in self._runtime)
         state = q(str(self.state_dir))
-        return "; ".join([
-            f"{rt} kill {q(self.id)} KILL >/dev/null 2>&1",
-            f"{rt} delete --force {q(self.id)} >/dev/null 2>&1",
-            f"[ -f {state}/slirp.pid ] && kill -9 $(cat {state}/slirp.pid) 2>/dev/null",
-            f"umount -l {q(str(self.rootfs))} 2>/dev/null",
-            f"umount -l {q(str(self.state_dir / 'layer'))} 2>/dev/null",
-            f"rm -rf {state}",
-        ])
+        return "; ".join(
+            [
+                f"{rt} kill {q(self.id)} KILL >/dev/null 2>&1",
+                f"{rt} delete --force {q(self.id)} >/dev/null 2>&1",
+                f"[ -f {state}/slirp.pid ] && kill -9 $(cat {state}/slirp.pid) 2>/dev/null",
+                f"umount -l {q(str(self.rootfs))} 2>/dev/null",
+                f"umount -l {q(str(self.state_dir / 'layer'))} 2>/dev/null",
+                f"rm -rf {state}",
+            ]
+        )
 
     def _start_reaper(self) -> None:
         # `cat` returns when the pipe's write end (held by this process only) closes: at our
         # exit, whatever kills us, or when stop() closes it after cleaning up itself.
         self._reaper = subprocess.Popen(
             ["/bin/sh", "-c", "cat >/dev/null; " + self._cleanup_script()],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd="/",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd="/",
         )
 
     def stop(self) -> None:
         """Kill every process, remove the container, its mounts and its writable layer."""
-        subprocess.run(["/bin/sh", "-c", self._cleanup_script()], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+        subprocess.run(
+            ["/bin/sh", "-c", self._cleanup_script()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+        )
         if self._slirp is not None:
             self._slirp.wait()
             self._slirp = None
@@ -236,7 +298,11 @@ class Container:
         if key in self._users:
             return self._users[key]
         name, _, group = key.partition(":")
-        script = 'id -u "$0" && id -g "$0" && id -G "$0"' if not name.isdigit() else 'echo "$0"; id -g "$0" 2>/dev/null || echo "$0"; echo'
+        script = (
+            'id -u "$0" && id -g "$0" && id -G "$0"'
+            if not name.isdigit()
+            else 'echo "$0"; id -g "$0" 2>/dev/null || echo "$0"; echo'
+        )
         result = await self.run(["/bin/sh", "-c", script, name], user=0)
         lines = result.stdout.split("\n")
         if result.return_code != 0 or len(lines) < 2 or not lines[0].strip().isdigit():
@@ -261,8 +327,16 @@ class Container:
         code, out, err = await self._exec(argv, cwd=cwd, env=env, user=user, timeout=timeout, stdin=stdin)
         return CommandResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
 
-    async def _exec(self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None,
-                    user: str | int | None = 0, timeout: float | None = None, stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+    async def _exec(
+        self,
+        argv: list[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | int | None = 0,
+        timeout: float | None = None,
+        stdin: bytes | None = None,
+    ) -> tuple[int, bytes, bytes]:
         """``runtime exec``: exit code and raw output; on a timeout or cancellation, what it started is killed."""
         uid, gid, groups = await self.resolve_user(user)
         cmd = [*self._runtime, "exec", "--user", f"{uid}:{gid}", "--cwd", cwd or "/"]
@@ -272,12 +346,19 @@ class Container:
             cmd += ["--env", f"{k}={v}"]
         cmd += [self.id, *argv]
         proc = await asyncio.create_subprocess_exec(
-            *cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
+            *cmd,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd="/",
         )
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout=timeout) if timeout else await proc.communicate(stdin)
-        except asyncio.TimeoutError:
+            out, err = (
+                await asyncio.wait_for(proc.communicate(stdin), timeout=timeout)
+                if timeout
+                else await proc.communicate(stdin)
+            )
+        except TimeoutError:
             await self._abandon(proc)
             raise CommandTimeout(f"Command timed out after {timeout} seconds") from None
         except BaseException:  # cancelled (the agent's timeout) or interrupted
@@ -293,25 +374,31 @@ class Container:
             pass
         try:
             await asyncio.wait_for(proc.wait(), timeout=5)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError):
             pass
 
     # -- files: tar streams through the runtime ---------------------------------------
 
     async def put_archive(self, archive: bytes, target_dir: str) -> None:
-        result = await self.run(["/bin/sh", "-c", 'mkdir -p -- "$0" && exec tar -x -f - -C "$0"', target_dir], stdin=archive)
+        result = await self.run(
+            ["/bin/sh", "-c", 'mkdir -p -- "$0" && exec tar -x -f - -C "$0"', target_dir], stdin=archive
+        )
         if result.return_code != 0:
             raise SandboxError(f"could not write into {target_dir} in the sandbox: {result.stderr.strip()[:500]}")
 
     async def get_archive(self, source: str, *, follow: bool) -> bytes:
         parent, name = os.path.split(source.rstrip("/") or "/")
-        script = ('[ -e "$0/$1" ] || { echo "$0/$1: not found" >&2; exit 3; }; '
-                  f'exec tar -c{"h" if follow else ""} -f - -C "$0" -- "$1"')
+        script = (
+            '[ -e "$0/$1" ] || { echo "$0/$1: not found" >&2; exit 3; }; '
+            f'exec tar -c{"h" if follow else ""} -f - -C "$0" -- "$1"'
+        )
         code, out, err = await self._exec(["/bin/sh", "-c", script, parent or "/", name or "."])
         if code == 3:
             raise FileNotFoundError(f"{source} not found in the sandbox")
         if code != 0:
-            raise SandboxError(f"could not read {source} from the sandbox: {err.decode(errors='replace').strip()[:500]}")
+            raise SandboxError(
+                f"could not read {source} from the sandbox: {err.decode(errors='replace').strip()[:500]}"
+            )
         return out
 
 
@@ -332,13 +419,16 @@ def pack(source: Path, arcname: str) -> bytes:
 def runtime_problem(runtime: str = "runc") -> str | None:
     """Why this machine cannot run the local backend, or None."""
     if os.geteuid() != 0:
-        return ("the local backend runs sandboxes with an OCI runtime and needs root "
-                "(run as root, or use --env docker / --env podman)")
+        return (
+            "the local backend runs sandboxes with an OCI runtime and needs root "
+            "(run as root, or use --env docker / --env podman)"
+        )
     missing = [tool for tool in (runtime, "buildah") if not shutil.which(tool)]
     if missing:
         return f"{' and '.join(missing)} not found (bash scripts/system-deps.sh installs them from Debian's packages)"
     try:
         from autoenv.sandbox.local.seccomp import profile_path
+
         profile_path()
     except RuntimeError as exc:
         return str(exc)

@@ -11,8 +11,8 @@ under runc, or gVisor's runsc with ``runtime="runsc"``
 from __future__ import annotations
 
 import asyncio
-import json
 import io
+import json
 import os
 import shlex
 import tarfile
@@ -66,10 +66,13 @@ class LocalEnvironment(BaseEnvironment):
         for compose in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml"):
             if (self.environment_dir / compose).exists():
                 raise ValueError(
-                    f"{self.environment_dir / compose}: the local environment runs one container per task and does not support docker compose; use --env docker"
+                    f"{self.environment_dir / compose}: the local environment runs one container per task and does not "
+                    f"support docker compose; use --env docker"
                 )
         if not (self.environment_dir / "Dockerfile").exists() and not self.task_env_config.docker_image:
-            raise FileNotFoundError(f"{self.environment_dir / 'Dockerfile'} not found and task.toml sets no docker_image")
+            raise FileNotFoundError(
+                f"{self.environment_dir / 'Dockerfile'} not found and task.toml sets no docker_image"
+            )
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -111,7 +114,12 @@ class LocalEnvironment(BaseEnvironment):
         paths = EnvironmentPaths.for_os(self.os)
         workdir = self.task_env_config.workdir or self._image.config.workdir
         made = await self._container.run(
-            ["/bin/sh", "-c", f"mkdir -p {shlex.quote(workdir)} && " + self._ensure_dirs_command([paths.agent_dir, paths.verifier_dir, paths.artifacts_dir])],
+            [
+                "/bin/sh",
+                "-c",
+                f"mkdir -p {shlex.quote(workdir)} && "
+                + self._ensure_dirs_command([paths.agent_dir, paths.verifier_dir, paths.artifacts_dir]),
+            ],
             cwd="/",
         )
         if made.return_code != 0:

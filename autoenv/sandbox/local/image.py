@@ -126,7 +126,9 @@ def ensure_base(ref: str, log) -> Substitution | None:
         return sub
     registry = _registry(ref)
     if os.environ.get("AUTOENV_OFFLINE") != "1" and registry not in _pull_failed:
-        pulled = subprocess.run(["buildah", "pull", "--quiet", ref], capture_output=True, text=True, timeout=600, cwd="/")
+        pulled = subprocess.run(
+            ["buildah", "pull", "--quiet", ref], capture_output=True, text=True, timeout=600, cwd="/"
+        )
         if pulled.returncode == 0:
             log.write(f"autoenv: pulled {ref}\n")
             return None
@@ -134,12 +136,15 @@ def ensure_base(ref: str, log) -> Substitution | None:
     standin = standins.standin_for(ref)
     if standin is None:
         raise BuildError(
-            f"base image {ref!r} could not be pulled ({_pull_failed.get(registry, 'offline')}) and autoenv has no stand-in for it; "
+            f"base image {ref!r} could not be pulled ({_pull_failed.get(registry, 'offline')}) and autoenv has no "
+            f"stand-in for it; "
             f"stand-ins exist for: {', '.join(standins.supported_patterns())}"
         )
     with _locked(images_dir() / "standins" / f"{standin.image.replace('/', '_')}.lock"):
         if not standins.image_exists(standin.image):
-            message = f"autoenv: making stand-in {standin.image} for {ref} (first use; Debian packages via mmdebstrap)\n"
+            message = (
+                f"autoenv: making stand-in {standin.image} for {ref} (first use; Debian packages via mmdebstrap)\n"
+            )
             log.write(message)
             console = Console(stderr=True)
             if not console.is_terminal:
@@ -193,11 +198,13 @@ async def build_image(
 
     try:
         return await asyncio.wait_for(asyncio.to_thread(locked_build), timeout=timeout_sec)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise BuildError(f"{environment_dir}/Dockerfile: build exceeded build_timeout_sec={timeout_sec:g}") from None
 
 
-def _build_locked(environment_dir: Path, key: str, directory: Path, docker_image: str | None, force: bool, log_path: Path | None) -> Image:
+def _build_locked(
+    environment_dir: Path, key: str, directory: Path, docker_image: str | None, force: bool, log_path: Path | None
+) -> Image:
     meta = directory / "image.json"
     tag = f"{IMAGE_REPO}:{key}"
     if force:
@@ -221,8 +228,22 @@ def _build_locked(environment_dir: Path, key: str, directory: Path, docker_image
             log.write(f"$ buildah bud {environment_dir}\n")
             log.flush()
             result = subprocess.run(
-                ["buildah", "bud", "--layers", "--pull=never", "--force-rm", "-t", tag, "-f", str(dockerfile), str(environment_dir)],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd="/",
+                [
+                    "buildah",
+                    "bud",
+                    "--layers",
+                    "--pull=never",
+                    "--force-rm",
+                    "-t",
+                    tag,
+                    "-f",
+                    str(dockerfile),
+                    str(environment_dir),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                cwd="/",
             )
             log.write(result.stdout)
             if result.returncode != 0:
@@ -233,7 +254,14 @@ def _build_locked(environment_dir: Path, key: str, directory: Path, docker_image
     info = json.loads(_buildah("inspect", "--type", "image", tag).stdout)
     cfg = (info.get("OCIv1") or {}).get("config") or {}
     env = dict(item.split("=", 1) for item in cfg.get("Env") or [] if "=" in item)
-    config = ImageConfig(key=key, image=tag, env=env, workdir=cfg.get("WorkingDir") or "/", user=cfg.get("User") or None, substitutions=subs)
+    config = ImageConfig(
+        key=key,
+        image=tag,
+        env=env,
+        workdir=cfg.get("WorkingDir") or "/",
+        user=cfg.get("User") or None,
+        substitutions=subs,
+    )
     rootfs = _rootfs(key, tag)
     meta.write_text(config.model_dump_json(indent=2))
     # what this image adds over its base (the base's layers are shared and not evicted with it)

@@ -19,14 +19,35 @@ from autoenv.sandbox.local.seccomp import default_profile
 
 #: Docker's default capability set (moby ``oci/caps/defaults.go``).
 DOCKER_CAPS = (
-    "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID",
-    "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FSETID",
+    "CAP_FOWNER",
+    "CAP_MKNOD",
+    "CAP_NET_RAW",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETFCAP",
+    "CAP_SETPCAP",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_SYS_CHROOT",
+    "CAP_KILL",
+    "CAP_AUDIT_WRITE",
 )
 
 #: Docker's masked paths (moby ``oci/defaults.go``): bound over with /dev/null or an empty read-only tmpfs.
 MASKED_PATHS = (
-    "/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-    "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+    "/proc/asound",
+    "/proc/acpi",
+    "/proc/interrupts",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/sys/firmware",
     "/sys/devices/virtual/powercap",
 )
 
@@ -75,13 +96,27 @@ def _dev(kind: str, major: int, minor: int | None = None) -> dict:
 
 # the device cgroup rules Docker allows (null, zero, full, random, urandom, tty, console, ptmx, pts)
 _ALLOWED_DEVICES = [
-    _dev("c", 1, 3), _dev("c", 1, 5), _dev("c", 1, 7), _dev("c", 1, 8), _dev("c", 1, 9), _dev("c", 5, 0),
-    _dev("c", 5, 1), _dev("c", 5, 2), _dev("c", 136),
+    _dev("c", 1, 3),
+    _dev("c", 1, 5),
+    _dev("c", 1, 7),
+    _dev("c", 1, 8),
+    _dev("c", 1, 9),
+    _dev("c", 5, 0),
+    _dev("c", 5, 1),
+    _dev("c", 5, 2),
+    _dev("c", 136),
 ]
 
 
-def process(args: list[str], *, env: dict[str, str], cwd: str = "/", uid: int = 0, gid: int = 0,
-            additional_gids: tuple[int, ...] = ()) -> dict:
+def process(
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: str = "/",
+    uid: int = 0,
+    gid: int = 0,
+    additional_gids: tuple[int, ...] = (),
+) -> dict:
     """An OCI ``process`` object with Docker's capabilities and rlimits."""
     caps = list(DOCKER_CAPS)
     user: dict = {"uid": uid, "gid": gid}
@@ -121,16 +156,37 @@ def spec(
     """
     mounts = [
         {"destination": "/proc", "type": "proc", "source": "proc", "options": ["nosuid", "noexec", "nodev"]},
-        {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
-        {"destination": "/dev/pts", "type": "devpts", "source": "devpts",
-         "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"]},
-        {"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid", "noexec", "nodev", "mode=1777", f"size={shm_bytes}"]},
+        {
+            "destination": "/dev",
+            "type": "tmpfs",
+            "source": "tmpfs",
+            "options": ["nosuid", "strictatime", "mode=755", "size=65536k"],
+        },
+        {
+            "destination": "/dev/pts",
+            "type": "devpts",
+            "source": "devpts",
+            "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"],
+        },
+        {
+            "destination": "/dev/shm",
+            "type": "tmpfs",
+            "source": "shm",
+            "options": ["nosuid", "noexec", "nodev", "mode=1777", f"size={shm_bytes}"],
+        },
         {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue", "options": ["nosuid", "noexec", "nodev"]},
         {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
-        {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["ro", "nosuid", "noexec", "nodev"]},
+        {
+            "destination": "/sys/fs/cgroup",
+            "type": "cgroup",
+            "source": "cgroup",
+            "options": ["ro", "nosuid", "noexec", "nodev"],
+        },
     ]
     for target, source in sorted(etc_files.items()):
-        mounts.append({"destination": target, "type": "bind", "source": str(source), "options": ["rbind", "rprivate", "ro"]})
+        mounts.append(
+            {"destination": target, "type": "bind", "source": str(source), "options": ["rbind", "rprivate", "ro"]}
+        )
     namespaces = [{"type": t} for t in ("pid", "ipc", "uts", "mount")]
     namespaces.append({"type": "network", "path": network_namespace} if network_namespace else {"type": "network"})
     return {

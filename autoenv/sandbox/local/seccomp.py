@@ -19,14 +19,16 @@ from pathlib import Path
 
 from autoenv.errors import SandboxFault
 
-PROFILE_PATHS = (
-    Path("/usr/share/containers/seccomp.json"),
-    Path("/etc/containers/seccomp.json"),
-)
+PROFILE_PATHS = (Path("/usr/share/containers/seccomp.json"), Path("/etc/containers/seccomp.json"))
 
 #: Go's architecture names used in the profile's ``includes.arches``.
 _GOARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le", "s390x": "s390x"}
-_SCMP_ARCH = {"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCMP_ARCH_AARCH64", "ppc64le": "SCMP_ARCH_PPC64LE", "s390x": "SCMP_ARCH_S390X"}
+_SCMP_ARCH = {
+    "x86_64": "SCMP_ARCH_X86_64",
+    "aarch64": "SCMP_ARCH_AARCH64",
+    "ppc64le": "SCMP_ARCH_PPC64LE",
+    "s390x": "SCMP_ARCH_S390X",
+}
 
 
 class SeccompProfileMissing(SandboxFault):

@@ -31,7 +31,14 @@ from autoenv.sandbox.local.cache import parse_size
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 STANDIN_REPO = "localhost/autoenv/standin"
 DEFAULT_SUITE = "bookworm"
-SUITES = {"11": "bullseye", "12": "bookworm", "13": "trixie", "bullseye": "bullseye", "bookworm": "bookworm", "trixie": "trixie"}
+SUITES = {
+    "11": "bullseye",
+    "12": "bookworm",
+    "13": "trixie",
+    "bullseye": "bullseye",
+    "bookworm": "bookworm",
+    "trixie": "trixie",
+}
 #: Registries whose official-library mirrors are accepted for the names below.
 _LIBRARY_PREFIXES = ("library/", "docker/library/")
 
@@ -67,7 +74,7 @@ def _split(ref: str) -> tuple[str, str]:
     path = "/".join(parts)
     for prefix in _LIBRARY_PREFIXES:
         if path.startswith(prefix):
-            path = path[len(prefix):]
+            path = path[len(prefix) :]
     name, _, tag = path.partition(":")
     return name, tag or "latest"
 
@@ -87,7 +94,9 @@ def standin_for(ref: str) -> StandIn | None:
         suite = SUITES.get(tag.split("-")[0].split(".")[0], _suite_in(tag))
         return StandIn("debian", suite, note=f"{ref}: Debian {suite} made with mmdebstrap (minbase)")
     if name == "ubuntu" or re.fullmatch(r"ubuntu-\d+-\d+", last):
-        return StandIn("debian", DEFAULT_SUITE, note=f"{ref}: no Ubuntu archive is reachable; Debian {DEFAULT_SUITE} stands in")
+        return StandIn(
+            "debian", DEFAULT_SUITE, note=f"{ref}: no Ubuntu archive is reachable; Debian {DEFAULT_SUITE} stands in"
+        )
     match = re.fullmatch(r"python-(\d)-(\d+)", last) if "/" in name else None
     if name == "python" or match:
         if match:
@@ -102,8 +111,14 @@ def standin_for(ref: str) -> StandIn | None:
 
 
 def supported_patterns() -> list[str]:
-    return ["debian:*", "ubuntu:*", "python:3.X[-slim][-bookworm|-trixie]", "*/t-bench/python-3-X", "*/t-bench/ubuntu-YY-MM",
-            "registry mirrors of these (e.g. public.ecr.aws/docker/library/python:3.12-slim)"]
+    return [
+        "debian:*",
+        "ubuntu:*",
+        "python:3.X[-slim][-bookworm|-trixie]",
+        "*/t-bench/python-3-X",
+        "*/t-bench/ubuntu-YY-MM",
+        "registry mirrors of these (e.g. public.ecr.aws/docker/library/python:3.12-slim)",
+    ]
 
 
 # -- Python builds -------------------------------------------------------------------
@@ -129,7 +144,9 @@ def python_source(minor: str | None, suite: str = DEFAULT_SUITE) -> tuple[str, s
         return debian_python(suite), "Debian's python3"
     if minor in _pyenv_versions():
         return minor, f"CPython {_pyenv_versions()[minor].name} built by the host's pyenv"
-    return debian_python(suite), f"Python {minor} cannot be had here; Debian's python3 {debian_python(suite)} is the nearest"
+    return debian_python(
+        suite
+    ), f"Python {minor} cannot be had here; Debian's python3 {debian_python(suite)} is the nearest"
 
 
 # -- making stand-ins ------------------------------------------------------------------
@@ -150,18 +167,43 @@ def make_debian(suite: str, log) -> str:
         raise RuntimeError("mmdebstrap not found: it makes the stand-in base images (apt-get install mmdebstrap)")
     with tempfile.TemporaryDirectory(prefix="autoenv-standin-") as tmp:
         tarball = Path(tmp) / "rootfs.tar"
-        _run(["mmdebstrap", "--variant=minbase", "--include=ca-certificates", "--aptopt=Acquire::Retries=3",
-              suite, str(tarball)], log)
-        container = subprocess.run(["buildah", "from", "scratch"], capture_output=True, text=True, check=True).stdout.strip()
+        _run(
+            [
+                "mmdebstrap",
+                "--variant=minbase",
+                "--include=ca-certificates",
+                "--aptopt=Acquire::Retries=3",
+                suite,
+                str(tarball),
+            ],
+            log,
+        )
+        container = subprocess.run(
+            ["buildah", "from", "scratch"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         try:
-            mount = subprocess.run(["buildah", "mount", container], capture_output=True, text=True, check=True).stdout.strip()
+            mount = subprocess.run(
+                ["buildah", "mount", container], capture_output=True, text=True, check=True
+            ).stdout.strip()
             _run(["tar", "-x", "-f", str(tarball), "-C", mount], log)
             _install_ca_bundle(Path(mount))
             # as Docker's official images: an empty apt list cache, no docs of the build
             shutil.rmtree(Path(mount) / "var/lib/apt/lists", ignore_errors=True)
             (Path(mount) / "var/lib/apt/lists/partial").mkdir(parents=True, exist_ok=True)
-            _run(["buildah", "config", "--env", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                  "--cmd", "bash", "--label", "org.autoenv.standin=debian-" + suite, container], log)
+            _run(
+                [
+                    "buildah",
+                    "config",
+                    "--env",
+                    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    "--cmd",
+                    "bash",
+                    "--label",
+                    "org.autoenv.standin=debian-" + suite,
+                    container,
+                ],
+                log,
+            )
             _run(["buildah", "commit", "--quiet", container, image], log)
         finally:
             subprocess.run(["buildah", "rm", container], capture_output=True)
@@ -198,7 +240,7 @@ COPY python/ /usr/local/
 RUN ldconfig && ln -sf python{minor} /usr/local/bin/python3 && ln -sf python{minor} /usr/local/bin/python \\
  && python{minor} -m ensurepip --default-pip >/dev/null && ln -sf pip{minor} /usr/local/bin/pip && ln -sf pip{minor} /usr/local/bin/pip3 \\
  && python3 --version
-"""
+"""  # noqa: E501
 
 
 def make_python(standin: StandIn, log) -> str:
