@@ -6,4 +6,7 @@ bash scripts/setup.sh
 bash scripts/system-deps.sh
 bash scripts/docker-setup.sh
 bash scripts/setup-train.sh || echo "setup-train: training venv unavailable; the trl trainer test will be skipped" >&2
+# the lint gate first (pyproject.toml [tool.ruff]): a finding or an unformatted file fails the run in seconds
+.venv/bin/ruff check autoenv tests bench scripts
+.venv/bin/ruff format --check autoenv tests bench scripts
 exec .venv/bin/python -m pytest -q -rs "$@"
