@@ -49,6 +49,8 @@ from harbor.agents.base import BaseAgent
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 
+from autoenv.agents.named import NamedAgent
+
 #: Absolute paths in prose/markdown; trailing punctuation is trimmed afterwards.
 _PATH = re.compile(r"(?<![\w.~$-])(/(?:[\w.+@-]+/)*[\w.+@-]*)")
 _BACKTICK = re.compile(r"`([^`\n]{1,80})`")
@@ -476,11 +478,13 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
     return "\n".join(lines) + "\n"
 
 
-class AdversaryAgent(BaseAgent):
+class AdversaryAgent(NamedAgent, BaseAgent):
     """Harbor agent that games the verifier instead of doing the task (see module docstring).
 
     ``cheats``: comma-separated families to use (default all: reward,tests,outputs).
     """
+
+    AGENT_NAME = "autoenv-adversary"
 
     def __init__(self, *args, cheats: str | list[str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -490,15 +494,6 @@ class AdversaryAgent(BaseAgent):
             items = cheats.split(",") if isinstance(cheats, str) else cheats
             self.families = tuple(c.strip() for c in items if c.strip())
         cheat_script("", self.families)  # reject unknown families at construction, not mid-trial
-
-    @staticmethod
-    @override
-    def name() -> str:
-        return "autoenv-adversary"
-
-    @override
-    def version(self) -> str:
-        return "1"
 
     @override
     async def setup(self, environment: BaseEnvironment) -> None:

@@ -35,6 +35,7 @@ from typing import override
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 
+from autoenv.agents.named import NamedAgent
 from autoenv.agents.oracle import TaskOracleAgent
 
 MUTATIONS = ("halved",)
@@ -118,22 +119,15 @@ def mutation_script(mutation: str) -> str:
     return STOP_LEFTOVERS + HALVE + f'{changed_files_command()} | while IFS= read -r f; do halve "$f"; done\nexit 0\n'
 
 
-class PartialSolutionAgent(TaskOracleAgent):
+class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
     """Runs the reference solution, then damages what it produced (see the module docstring)."""
+
+    AGENT_NAME = "autoenv-partial-solution"
 
     def __init__(self, logs_dir: Path, model_name: str | None = None, *, mutation: str = "halved", **kwargs):
         super().__init__(logs_dir, model_name, **kwargs)
         mutation_script(mutation)  # reject an unknown mutation at construction, not mid-trial
         self.mutation = mutation
-
-    @staticmethod
-    @override
-    def name() -> str:
-        return "autoenv-partial-solution"
-
-    @override
-    def version(self) -> str:
-        return "1"
 
     @override
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:

@@ -10,6 +10,7 @@ import typer
 from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 console = Console(stderr=True)
 
@@ -44,6 +45,24 @@ def fail_with(exc: BaseException, *, task: Any = None, env: str | None = None, j
         print_json({"error": explained.model_dump(mode="json")})
     console.print(f"[red]error ({explained.kind}):[/red] {escape(str(explained))}", highlight=False, soft_wrap=True)
     raise typer.Exit(explained.exit_code)
+
+
+def fields_of(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+    """The command's arguments that are fields of ``model`` (a command passes ``locals()`` before it binds more)."""
+    return {name: value for name, value in values.items() if name in model.model_fields}
+
+
+def progress_bar(label: str, field: str, *, transient: bool = False) -> Progress:
+    """The one progress bar of every long command: ``label``, bar, done/total, elapsed, then ``task.fields[field]``."""
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn(f"{{task.fields[{field}]}}"),
+        console=console,
+        transient=transient,
+    )
 
 
 def print_json(obj: Any) -> None:

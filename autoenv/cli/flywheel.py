@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenv.cli.common import console, default, fail, option
+from autoenv.cli.common import console, default, fail, option, progress_bar
 from autoenv.flywheel.loop import Flywheel, FlywheelConfig, RunConfigMismatch
 from autoenv.store.db import Store
 from autoenv.trials.runner import quiet_harbor_logs
@@ -86,14 +85,7 @@ def flywheel(
     config = FlywheelConfig(**given)
     quiet_harbor_logs()
     store = Store(db)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[note]}"),
-        console=console,
-    ) as progress:
+    with progress_bar("[bold]{task.description}", "note") as progress:
         bar = progress.add_task("flywheel", total=steps, note="")
 
         def on_event(event: str, data: dict) -> None:

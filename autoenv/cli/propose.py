@@ -10,10 +10,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenv.cli.common import console, default, fail, option, print_json
+from autoenv.cli.common import console, default, fail, fields_of, option, print_json, progress_bar
 from autoenv.proposer.models import ProposeOptions, ProposeSummary, SeedCase
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.trials import runner
@@ -48,25 +47,13 @@ def propose(
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Generate tasks from a seed case; only tasks that pass validation and calibration are accepted."""
+    given = fields_of(ProposeOptions, locals())  # every option but the paths and --json is a ProposeOptions field
     from autoenv.proposer.propose import propose_async
 
     if policy == ProposerPolicy.OPENAI and not model:
         fail("--policy openai needs --model (and usually --base-url)")
     try:
-        options = ProposeOptions(
-            method=method,
-            policy=policy,
-            attempts=attempts,
-            env=env,
-            solver=solver,
-            rollouts=rollouts,
-            seed=seed,
-            model=model,
-            base_url=base_url,
-            max_rounds=max_rounds,
-            flaw_rate=flaw_rate,
-            network=network,
-        )
+        options = ProposeOptions(**given)
     except ValueError as exc:
         fail(_one_line(str(exc)).replace("Value error, ", ""))
     try:
@@ -122,15 +109,7 @@ def _one_line(text: str) -> str:
 def _run_with_progress(
     case: SeedCase, options: ProposeOptions, *, out: Path, workspace: Path, quiet: bool, propose_async: Any
 ) -> ProposeSummary:
-    with Progress(
-        TextColumn("[bold]propose"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[status]}"),
-        console=console,
-        transient=quiet,
-    ) as progress:
+    with progress_bar("[bold]propose", "status", transient=quiet) as progress:
         bar = progress.add_task(
             "propose", total=options.attempts, status=f"{case.id} ({options.method}, {options.policy})"
         )

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenv.cli.common import console, fail, fail_with, print_json
+from autoenv.cli.common import console, fail, fail_with, print_json, progress_bar
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.spec import parse_options
 from autoenv.taskfmt.check import find_tasks, is_task_dir
@@ -29,6 +28,12 @@ PolicyOpt = Annotated[str | None, typer.Option(help="Policy for the terminal age
 ModelOpt = Annotated[str | None, typer.Option(help="Model name for LLM agents/policies.")]
 BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for --policy openai.")]
 SeedOpt = Annotated[int | None, typer.Option(help="Seed for scripted policies.")]
+AgentKwargsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--ak", help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false)."
+    ),
+]
 TrialsDirOpt = Annotated[Path, typer.Option(help="Where trial outputs are written.")]
 
 
@@ -63,13 +68,7 @@ def trial(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
-    ak: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--ak",
-            help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false).",
-        ),
-    ] = None,
+    ak: AgentKwargsOpt = None,
     trials_dir: TrialsDirOpt = runner.default_trials_dir(),
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -117,13 +116,7 @@ def trials(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
-    ak: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--ak",
-            help="Extra agent kwarg KEY=VALUE (repeatable; values read as in a solver spec: numbers, true/false).",
-        ),
-    ] = None,
+    ak: AgentKwargsOpt = None,
     trials_dir: TrialsDirOpt = runner.default_trials_dir(),
     json_out: Annotated[bool, typer.Option("--json", help="Print all outcomes as JSON.")] = False,
 ) -> None:
@@ -135,15 +128,7 @@ def trials(
     runner.quiet_harbor_logs()
     # each attempt of a seeded policy gets its own seed, or all attempts would play the same way
     jobs = [(t, agent, {"seed": seed + i} if seed is not None else {}) for t in tasks for i in range(attempts)]
-    with Progress(
-        TextColumn("[bold]trials"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[last]}"),
-        console=console,
-        transient=json_out,
-    ) as progress:
+    with progress_bar("[bold]trials", "last", transient=json_out) as progress:
         bar = progress.add_task("trials", total=len(jobs), last="")
 
         def done(outcome: runner.TrialOutcome) -> None:

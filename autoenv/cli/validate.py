@@ -8,10 +8,9 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autoenv.cli.common import console, fail, fail_with, print_json
+from autoenv.cli.common import console, fail, fail_with, print_json, progress_bar
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.spec import SolverSpec
 from autoenv.taskfmt.check import Level, find_tasks, is_task_dir
@@ -195,15 +194,7 @@ def calibrate(
         fail(str(exc))
     _check_env(env)
     runner.quiet_harbor_logs()
-    with Progress(
-        TextColumn("[bold]rollouts"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[last]}"),
-        console=console,
-        transient=True,
-    ) as progress:
+    with progress_bar("[bold]rollouts", "last", transient=True) as progress:
         bar = progress.add_task("rollouts", total=rollouts, last="")
 
         def done(outcome: runner.TrialOutcome) -> None:

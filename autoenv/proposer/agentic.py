@@ -45,22 +45,16 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.models.agent.context import AgentContext
 from pydantic import BaseModel, Field
 
-from autoenv.agents.policies.actions import (
-    TOOL_DEFINITIONS,
-    FinishAction,
-    ReadFileAction,
-    RunAction,
-    action_to_tool_call,
-)
-from autoenv.agents.policies.base import ActionResult, Call, Conversation, Policy, PolicyError, PolicyReply
-from autoenv.agents.policies.prompts import system_prompt
+from autoenv.agents.policies.actions import FinishAction, ReadFileAction, RunAction
+from autoenv.agents.policies.base import ActionResult, Conversation, Policy, PolicyError
+from autoenv.agents.policies.plans import PlanPolicy
 from autoenv.agents.policies.recipes import Plan
 from autoenv.agents.terminal import TerminalAgent, TerminalAgentOptions
 from autoenv.families.base import slug
 from autoenv.proposer.actions import classify_tool_call, describe_tool_call
 from autoenv.proposer.episode import write_actions
 from autoenv.proposer.fixer import repair
-from autoenv.proposer.models import ProposerAction, SeedCase
+from autoenv.proposer.models import ProposeOptions, ProposerAction, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer
 from autoenv.proposer.workspace import Workspace, mirror_task
 from autoenv.vocab import SCRIPTED_SOLVER, ProposerPolicy, SolverPolicy
@@ -459,48 +453,21 @@ def pick_final_task(result: AgenticResult, expected: str) -> str | None:
 Episode = Generator[Plan, list[ActionResult], None]
 
 
-class ScriptedAgenticPolicy:
+class ScriptedAgenticPolicy(PlanPolicy):
     """The template proposer as a terminal-agent policy: every step is a real tool call in the sandbox."""
 
     name = "scripted"
+    policy_version = "scripted-proposer-1"
+    finished_message = "done"
+    exhausted_message = "Nothing left to do."
 
     def __init__(self, job: AgenticJob):
+        super().__init__()
         self.job = job
         self.proposer = ScriptedProposer(seed=job.seed, flaw_rate=job.flaw_rate, workspace=Workspace(job.workspace))
-        self.policy_version = "scripted-proposer-1"
-        self._episode: Episode | None = None
-        self._done = False
 
-    @property
-    def tool_definitions(self) -> list[dict[str, Any]] | None:
-        return TOOL_DEFINITIONS
-
-    def system_prompt(self) -> str:
-        return system_prompt(tools=True)
-
-    async def aclose(self) -> None:
-        if self._episode is not None:
-            self._episode.close()
-
-    async def act(self, conversation: Conversation) -> PolicyReply:
-        turn = len(conversation.turns) + 1
-        if self._done:
-            plan = Plan([FinishAction(message="done")], "Done.")
-        elif self._episode is None:
-            self._episode = self._play()
-            plan = next(self._episode)
-        else:
-            try:
-                plan = self._episode.send(conversation.turns[-1].results if conversation.turns else [])
-            except StopIteration:
-                plan = Plan([FinishAction(message="Nothing left to do.")], "Done.")
-        if any(isinstance(a, FinishAction) for a in plan.actions):
-            self._done = True
-        calls = []
-        for i, action in enumerate(plan.actions):
-            name, args = action_to_tool_call(action)
-            calls.append(Call(id=f"call_{turn}_{i + 1}", name=name, arguments=args, action=action))
-        return PolicyReply(text=plan.note, calls=calls, policy_version=self.policy_version, llm_calls=0, info=plan.info)
+    def start(self, conversation: Conversation) -> Episode:
+        return self._play()
 
     def _play(self) -> Episode:
         case, job = self.job.case, self.job
@@ -689,23 +656,23 @@ async def run_agentic(
     workspace: Workspace,
     *,
     attempt: int,
-    policy: str,
-    env: str,
-    solver: str,
-    rollouts: int,
-    seed: int,
-    model: str | None,
-    base_url: str | None,
-    max_rounds: int,
-    flaw_rate: float,
+    options: ProposeOptions,
     trials_dir: Path,
     mask_paths: list[Path] | None = None,
     since: float | None = None,
-    network: str = "no-network",
 ) -> AgenticOutcome:
     """One agentic attempt: a proposer trial in its own sandbox, child sandboxes served on demand."""
     from autoenv.trials.runner import arun_trial
 
+    policy, env, solver, rollouts, seed = (
+        options.policy,
+        options.env,
+        options.solver_spec,
+        options.rollouts,
+        options.seed,
+    )
+    model, base_url, max_rounds, flaw_rate = options.model, options.base_url, options.max_rounds, options.flaw_rate
+    network = options.network_mode
     scripted = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=workspace)
     task_name = agentic_task_name(case, policy=policy, seed=seed, attempt=attempt, proposer=scripted)
     jobs = workspace.root / ".proposer"

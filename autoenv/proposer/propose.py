@@ -22,6 +22,7 @@ import asyncio
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,23 @@ REJECTED_DIR = "rejected"
 Event = Callable[[str, dict[str, Any]], None]
 
 
+@dataclass
+class AttemptContext:
+    """What one attempt works with: the seed case, the workspace, the options and where it records."""
+
+    case: SeedCase
+    ws: Workspace
+    attempt: int
+    options: ProposeOptions
+    log: ActionLog
+    settings: dict[str, Any]
+    emit: Event
+    episodes: list[ProposerEpisode]
+
+    def unpack(self) -> tuple:
+        return self.case, self.ws, self.attempt, self.options.method, self.log, self.settings, self.emit, self.episodes
+
+
 def _noop(_event: str, _data: dict[str, Any]) -> None:
     pass
 
@@ -56,14 +74,7 @@ async def propose_async(
     """
     o = ProposeOptions(**options)
     method, policy, attempts, env, rollouts, seed = o.method, o.policy, o.attempts, o.env, o.rollouts, o.seed
-    model, base_url, max_rounds, flaw_rate, proposer_table = (
-        o.model,
-        o.base_url,
-        o.max_rounds,
-        o.flaw_rate,
-        o.proposer_table,
-    )
-    solver, network = o.solver_spec, o.network_mode
+    model, proposer_table, solver = o.model, o.proposer_table, o.solver_spec
     emit = on_event or _noop
     started = time.monotonic()
     ws = Workspace(workspace).init()
@@ -91,6 +102,7 @@ async def propose_async(
         rounds = 0
         error: str | None = None
         episodes: list[ProposerEpisode] = []
+        context = AttemptContext(case, ws, attempt, o, log, settings, emit, episodes)
         try:
             if method == Method.AGENTIC:
                 from autoenv.proposer.agentic import run_agentic
@@ -99,19 +111,10 @@ async def propose_async(
                     case,
                     ws,
                     attempt=attempt,
-                    policy=policy,
-                    env=env,
-                    solver=solver,
-                    rollouts=rollouts,
-                    seed=seed,
-                    model=model,
-                    base_url=base_url,
-                    max_rounds=max_rounds,
-                    flaw_rate=flaw_rate,
+                    options=o,
                     trials_dir=trials_dir,
                     mask_paths=[out_dir],
                     since=log.wall_started,
-                    network=network,
                 )
                 log.extend(outcome.actions)
                 repairs = outcome.repairs
@@ -124,36 +127,9 @@ async def propose_async(
                 if task_dir is not None:
                     verdict = await _judge(task_dir, log, settings, emit, rounds)
             elif policy == ProposerPolicy.SCRIPTED:
-                task_dir, verdict, rounds, family, params, repairs = await _scripted_attempt(
-                    case,
-                    ws,
-                    attempt,
-                    method,
-                    log,
-                    seed=seed,
-                    flaw_rate=flaw_rate,
-                    max_rounds=max_rounds,
-                    settings=settings,
-                    emit=emit,
-                    episodes=episodes,
-                    table=table,
-                )
+                task_dir, verdict, rounds, family, params, repairs = await _scripted_attempt(context, table)
             else:
-                task_dir, verdict, rounds, repairs = await _model_attempt(
-                    case,
-                    ws,
-                    attempt,
-                    method,
-                    log,
-                    seed=seed,
-                    model=model,
-                    base_url=base_url,
-                    max_rounds=max_rounds,
-                    rollouts=rollouts,
-                    settings=settings,
-                    emit=emit,
-                    episodes=episodes,
-                )
+                task_dir, verdict, rounds, repairs = await _model_attempt(context)
         except Exception as exc:
             # A task the proposer wrote badly is a rejected attempt with its reason (r_P = 0 is its score).
             # A model endpoint, sandbox or backend failure, or a bug of ours, says nothing about the
@@ -238,21 +214,9 @@ async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit:
     return verdict
 
 
-async def _scripted_attempt(
-    case: SeedCase,
-    ws: Workspace,
-    attempt: int,
-    method: str,
-    log: ActionLog,
-    *,
-    seed: int,
-    flaw_rate: float,
-    max_rounds: int,
-    settings: dict[str, Any],
-    emit: Event,
-    episodes: list[ProposerEpisode],
-    table: Any = None,
-):
+async def _scripted_attempt(a: AttemptContext, table: Any = None):
+    case, ws, attempt, method, log, settings, emit, episodes = a.unpack()
+    seed, flaw_rate, max_rounds = a.options.seed, a.options.flaw_rate, a.options.max_rounds
     from autoenv.proposer.llm import brief
 
     proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws, table=table)
@@ -307,22 +271,15 @@ async def _scripted_attempt(
     return task_dir, verdict, rounds, family.name, dict(draft.params), repairs
 
 
-async def _model_attempt(
-    case: SeedCase,
-    ws: Workspace,
-    attempt: int,
-    method: str,
-    log: ActionLog,
-    *,
-    seed: int,
-    model: str | None,
-    base_url: str | None,
-    max_rounds: int,
-    rollouts: int,
-    settings: dict[str, Any],
-    emit: Event,
-    episodes: list[ProposerEpisode],
-):
+async def _model_attempt(a: AttemptContext):
+    case, ws, attempt, method, log, settings, emit, episodes = a.unpack()
+    seed, model, base_url, max_rounds, rollouts = (
+        a.options.seed,
+        a.options.model,
+        a.options.base_url,
+        a.options.max_rounds,
+        a.options.rollouts,
+    )
     from autoenv.proposer.llm import ModelTaskWriter, brief
 
     name = f"{slug(case.id, 20)}-s{seed}-a{attempt}"

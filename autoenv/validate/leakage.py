@@ -45,6 +45,8 @@ from harbor.models.agent.context import AgentContext
 from num2words import num2words
 from pydantic import BaseModel
 
+from autoenv.agents.named import NamedAgent
+
 MIN_LINE = 12
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_FINDINGS = 50
@@ -569,7 +571,7 @@ SCAN_ROOTS = (
 SCAN_ARCHIVE = "/tmp/.autoenv-leak-scan.tgz"
 
 
-class ScanAgent(BaseAgent):
+class ScanAgent(NamedAgent, BaseAgent):
     """Copies the environment's work directories back to the host for :func:`scan_tree`.
 
     Used on backends where autoenv cannot read the built image directly
@@ -579,19 +581,12 @@ class ScanAgent(BaseAgent):
     ``roots`` (comma-separated) replaces the default directories.
     """
 
+    AGENT_NAME = "autoenv-leak-scan"
+
     def __init__(self, *args, roots: str | list[str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         items = roots.split(",") if isinstance(roots, str) else (roots or SCAN_ROOTS)
         self.roots = [r.strip() for r in items if r.strip().startswith("/")]
-
-    @staticmethod
-    @override
-    def name() -> str:
-        return "autoenv-leak-scan"
-
-    @override
-    def version(self) -> str:
-        return "1"
 
     @override
     async def setup(self, environment: BaseEnvironment) -> None:

@@ -19,38 +19,26 @@ import hashlib
 import random
 from typing import Any
 
-from autoenv.agents.policies.actions import TOOL_DEFINITIONS, FinishAction, RunAction, action_to_tool_call
-from autoenv.agents.policies.base import Call, Conversation, PolicyConfigError, PolicyReply
-from autoenv.agents.policies.prompts import system_prompt
+from autoenv.agents.policies.actions import FinishAction, RunAction
+from autoenv.agents.policies.base import Conversation, PolicyConfigError
+from autoenv.agents.policies.plans import PlanPolicy
 from autoenv.agents.policies.recipes import Episode, Plan, find_tests_and_run, match_recipe
 
 SCRIPTED_VERSION = "scripted-1"
 
 
-class ScriptedPolicy:
+class ScriptedPolicy(PlanPolicy):
     name = "scripted"
 
     def __init__(self, *, seed: int | None = None, success_rate: float = 1.0, policy_version: str | None = None):
         if not 0.0 <= success_rate <= 1.0:
             raise PolicyConfigError(f"success_rate must be within [0, 1], got {success_rate}")
+        super().__init__()
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         self.seed_was_given = seed is not None
         self.success_rate = success_rate
         self.policy_version = policy_version or SCRIPTED_VERSION
-        self._episode: Episode | None = None
         self._decision: dict[str, Any] = {}
-        self._done = False
-
-    @property
-    def tool_definitions(self) -> list[dict[str, Any]] | None:
-        return TOOL_DEFINITIONS
-
-    def system_prompt(self) -> str:
-        return system_prompt(tools=True)
-
-    async def aclose(self) -> None:
-        if self._episode is not None:
-            self._episode.close()
 
     def decide(self, instruction: str) -> dict[str, Any]:
         """Whether this (seed, task) pair is one the policy is allowed to solve."""
@@ -64,31 +52,12 @@ class ScriptedPolicy:
             "success_rate": self.success_rate,
         }
 
-    async def act(self, conversation: Conversation) -> PolicyReply:
-        turn_index = len(conversation.turns) + 1
-        plan: Plan
-        if self._done:
-            plan = Plan([FinishAction(message="Nothing left to do.")], "Done.")
-        elif self._episode is None:
-            self._decision = self.decide(conversation.instruction)
-            self._episode = self._play(conversation.instruction)
-            plan = next(self._episode)
-        else:
-            last = conversation.turns[-1].results if conversation.turns else []
-            try:
-                plan = self._episode.send(last)
-            except StopIteration:
-                plan = Plan([FinishAction(message="Nothing left to try.")], "Done.")
-        if any(isinstance(a, FinishAction) for a in plan.actions):
-            self._done = True
-        calls = []
-        for i, action in enumerate(plan.actions):
-            name, args = action_to_tool_call(action)
-            calls.append(Call(id=f"call_{turn_index}_{i + 1}", name=name, arguments=args, action=action))
-        info = {**plan.info}
-        if turn_index == 1:
-            info["decision"] = self._decision
-        return PolicyReply(text=plan.note, calls=calls, policy_version=self.policy_version, llm_calls=0, info=info)
+    def start(self, conversation: Conversation) -> Episode:
+        self._decision = self.decide(conversation.instruction)
+        return self._play(conversation.instruction)
+
+    def reply_info(self, plan: Plan, turn: int) -> dict[str, Any]:
+        return {**plan.info, "decision": self._decision} if turn == 1 else {**plan.info}
 
     def _found(self, found: dict[str, Any]) -> dict[str, Any]:
         """What the recipe is told it found (a subclass may vary how it is carried out)."""
