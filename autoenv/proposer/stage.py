@@ -15,6 +15,17 @@ from autoenv.proposer.models import AttemptRecord, SeedCase
 from autoenv.proposer.propose import propose_async
 from autoenv.store.db import Store
 
+#: AttemptRecord fields stored as they are, in the tasks and in the attempts table.
+TASK_COLUMNS = {"method", "proposer", "valid", "calibrated", "pass_rate", "n_files"}
+ATTEMPT_COLUMNS = TASK_COLUMNS - {"pass_rate"} | {
+    "seed_case",
+    "task_hash",
+    "reason",
+    "reward",
+    "duration_sec",
+    "episode_path",
+}
+
 
 async def propose_step(
     store: Store,
@@ -44,38 +55,12 @@ async def propose_step(
         for record in summary.records:
             records.append(record)
             if record.task_hash and record.task_dir:
-                store.upsert_task(
-                    hash=record.task_hash,
-                    name=Path(record.task_dir).name,
-                    path=record.task_dir,
-                    origin=case.id,
-                    method=record.method,
-                    proposer=record.proposer,
-                    policy_version=policy_version,
-                    valid=record.valid,
-                    calibrated=record.calibrated,
-                    pass_rate=record.pass_rate,
-                    proposer_reward=record.reward,
-                    n_files=record.n_files,
-                    failed_check=None if record.valid else (record.reason or "")[:64],
-                )
-            store.record_attempt(
-                run=run,
-                step=step,
-                seed_case=case.id,
-                method=record.method,
-                proposer=record.proposer,
-                policy_version=policy_version,
-                task_hash=record.task_hash,
-                valid=record.valid,
-                calibrated=record.calibrated,
-                reason=record.reason,
-                reward=record.reward,
-                n_files=record.n_files,
-                n_actions=len(record.actions),
-                actions=[a.model_dump() for a in record.actions],
-                duration_sec=record.duration_sec,
-                episode_path=record.episode_path,
-                attempt_key=key,
-            )
+                row = record.model_dump(include=TASK_COLUMNS)
+                row |= {"hash": record.task_hash, "name": Path(record.task_dir).name, "path": record.task_dir}
+                row |= {"origin": case.id, "policy_version": policy_version, "proposer_reward": record.reward}
+                row["failed_check"] = None if record.valid else (record.reason or "")[:64]
+                store.upsert_task(**row)
+            row = record.model_dump(include=ATTEMPT_COLUMNS) | {"run": run, "step": step, "attempt_key": key}
+            actions = [a.model_dump() for a in record.actions]
+            store.record_attempt(**row, policy_version=policy_version, n_actions=len(actions), actions=actions)
     return records

@@ -227,16 +227,7 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
     project, _ = rng.choice(PROJECTS)
     case = build_workbook(rng, task_dir / "environment" / "app" / "cashflow.xlsx")
     common.write(task_dir / "instruction.md", common.reflow(INSTRUCTION.format(project=project)))
-    common.write_task_toml(
-        task_dir,
-        NAME,
-        seed_case,
-        difficulty="hard",
-        category="finance",
-        tags=["xlsx", "docx", "openpyxl", "python-docx", "cash-flow", "scenarios"],
-        agent_timeout=900.0,
-        verifier_timeout=120.0,
-    )
+    common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN, common.DOCX_PIN))
     solve_case = {k: case[k] for k in ("scenarios", "rule_scenarios")}
     common.write_python_solution(task_dir, FILES / "cashflow_solve.py", solve_case)

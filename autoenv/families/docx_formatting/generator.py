@@ -252,16 +252,7 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
     task_dir = Path(task_dir)
     case = build_document(rng, task_dir / "environment" / "app" / "brief.docx")
     common.write(task_dir / "instruction.md", common.reflow(INSTRUCTION.format(**case)))
-    common.write_task_toml(
-        task_dir,
-        NAME,
-        seed_case,
-        difficulty="medium",
-        category="office-documents",
-        tags=["docx", "python-docx", "word", "formatting"],
-        agent_timeout=600.0,
-        verifier_timeout=120.0,
-    )
+    common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.DOCX_PIN))
     solve_case = {k: case[k] for k in ("phrase", "name", "heading")}
     common.write_python_solution(task_dir, FILES / "docx_solve.py", solve_case)

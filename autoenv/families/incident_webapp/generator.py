@@ -404,16 +404,7 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
     common.write(
         task_dir / "instruction.md", common.reflow(INSTRUCTION.format(port=PORT, incident=expected["incident"]))
     )
-    common.write_task_toml(
-        task_dir,
-        NAME,
-        seed_case,
-        difficulty="medium",
-        category="web-applications",
-        tags=["web", "http", "curl", "forms", "sqlite", "incident-response"],
-        agent_timeout=600.0,
-        verifier_timeout=60.0,
-    )
+    common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "solution" / "solve.sh", solve_sh(expected["incident"]), executable=True)
     shutil.copyfile(PICK_SOURCE, task_dir / "solution" / "pick.py")
     case = dict(expected)

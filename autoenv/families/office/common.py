@@ -80,34 +80,6 @@ def reflow(markdown: str, width: int = 76) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def task_toml(
-    *,
-    difficulty: str,
-    category: str,
-    tags: list[str],
-    agent_timeout: float = 600.0,
-    verifier_timeout: float = 120.0,
-    extra_metadata: dict[str, Any] | None = None,
-) -> str:
-    meta = "".join(f"{k} = {json.dumps(v)}\n" for k, v in (extra_metadata or {}).items())
-    from autoenv.families.base import ARTIFACTS_TOML, verifier_toml
-
-    return (
-        'schema_version = "1.4"\n' + ARTIFACTS_TOML + "\n[metadata]\n"
-        f'difficulty = "{difficulty}"\n'
-        f'category = "{category}"\n'
-        f"tags = {json.dumps(tags)}\n"
-        'author_name = "autoenv"\n'
-        f"{meta}\n" + verifier_toml(verifier_timeout) + "\n[agent]\n"
-        f"timeout_sec = {agent_timeout:.1f}\n\n"
-        "[environment]\n"
-        "build_timeout_sec = 600.0\n"
-        "cpus = 1\n"
-        "memory_mb = 2048\n"
-        'network_mode = "no-network"\n'
-    )
-
-
 def dockerfile(*packages: str, apt: tuple[str, ...] = ()) -> str:
     """python:3.12-slim with pytest and ``packages`` from PyPI and ``apt`` Debian packages."""
     apt_line = (
@@ -218,10 +190,15 @@ def flat(instruction: str) -> str:
     return " ".join(instruction.split())
 
 
-def write_task_toml(task_dir: Path, family: str, seed_case: Any, **toml: Any) -> None:
-    """task.toml with the family (and the seed case it was written from) in its metadata."""
-    meta = {"family": family} | ({"seed_case": seed_case.id} if seed_case is not None else {})
-    write(task_dir / "task.toml", task_toml(extra_metadata=meta, **toml))
+def write_task_toml(task_dir: Path, template: Path, seed_case: Any) -> None:
+    """The family's task.toml (a real file in its ``files/``, naming the family), with the seed case it was
+    written from added under the family."""
+    text = template.read_text()
+    if seed_case is not None:
+        text = re.sub(
+            r'^(family = ".*"\n)', lambda m: m.group(1) + f"seed_case = {json.dumps(seed_case.id)}\n", text, flags=re.M
+        )
+    write(task_dir / "task.toml", text)
 
 
 def write_python_solution(task_dir: Path, source: Path, case: dict[str, Any]) -> None:

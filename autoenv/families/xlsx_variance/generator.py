@@ -264,16 +264,7 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
             )
         ),
     )
-    common.write_task_toml(
-        task_dir,
-        NAME,
-        seed_case,
-        difficulty="medium",
-        category="spreadsheets",
-        tags=["xlsx", "openpyxl", "excel", "formulas"],
-        agent_timeout=600.0,
-        verifier_timeout=120.0,
-    )
+    common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN))
     solve_case = {k: case[k] for k in ("workbook", "sheet", "first_row", "total_row", "cols", "tolerance", "sign")} | {
         "n_rows": n
