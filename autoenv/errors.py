@@ -99,6 +99,18 @@ def _pydantic_lines(exc: ValidationError) -> list[str]:
     return lines
 
 
+#: The error types that say whose fault they are: (types, fault, what the message says first, advice).
+_BY_TYPE: list[tuple[type | tuple[type, ...], Fault, str, str]] = [
+    (FileNotFoundError, Fault.TASK, "",
+     "check the path: a task is a folder with task.toml, instruction.md, environment/ and tests/"),
+    (TaskError, Fault.TASK, "", "fix what the message names"),
+    (SandboxFault, Fault.SANDBOX, "the sandbox failed, not the task: ",
+     "check the machine (`scripts/system-deps.sh backend`, runc and buildah as root) and run it again"),
+    (EndpointError, Fault.ENDPOINT, "the model endpoint failed, not the task: ",
+     "check --base-url, the API key and that the server is up, then run it again"),
+]  # fmt: skip
+
+
 def explain(exc: BaseException, *, task: Path | str | None = None, env: str | None = None) -> Explanation:
     """What ``exc`` means for ``task`` run on ``env``, and what to do about it."""
     from autoenv.sandbox.local.image import BuildError
@@ -144,26 +156,9 @@ def explain(exc: BaseException, *, task: Path | str | None = None, env: str | No
         )
     if isinstance(exc, RuntimeError) and re.search(r"requires (a )?(GPU|TPU)|does not support (GPU|TPU)", text, re.I):
         return make(Fault.BACKEND, f"{name}: {text}", "run it on a backend with that hardware")
-    if isinstance(exc, FileNotFoundError):
-        return make(
-            Fault.TASK,
-            f"{name}: {text}",
-            "check the path: a task is a folder with task.toml, instruction.md, environment/ and tests/",
-        )
-    if isinstance(exc, TaskError):
-        return make(Fault.TASK, f"{name}: {text}", "fix what the message names")
-    if isinstance(exc, SandboxFault):
-        return make(
-            Fault.SANDBOX,
-            f"{name}: the sandbox failed, not the task: {text}",
-            "check the machine (`scripts/system-deps.sh backend`, runc and buildah as root) and run it again",
-        )
-    if isinstance(exc, EndpointError):
-        return make(
-            Fault.ENDPOINT,
-            f"{name}: the model endpoint failed, not the task: {text}",
-            "check --base-url, the API key and that the server is up, then run it again",
-        )
+    for types, kind, what, advice in _BY_TYPE:
+        if isinstance(exc, types):
+            return make(kind, f"{name}: {what}{text}", advice)
     return make(
         Fault.BUG,
         f"{name}: {type(exc).__name__}: {text}",

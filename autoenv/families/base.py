@@ -49,15 +49,7 @@ class TaskDraft:
         task_dir = Path(root) / self.name
         if task_dir.exists():
             shutil.rmtree(task_dir)
-        for rel, text in sorted(self.files.items()):
-            path = task_dir / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(text, bytes):
-                path.write_bytes(text)
-            else:
-                path.write_text(text)
-            if rel in self.executable or rel.endswith(".sh"):
-                path.chmod(0o755)
+        write_files(task_dir, self.files, executable=self.executable | {r for r in self.files if r.endswith(".sh")})
         return task_dir
 
     def summary(self) -> str:
@@ -67,9 +59,21 @@ class TaskDraft:
         )
 
 
-#: Grading in a fresh sandbox (Harbor's separate verifier mode): the agent's /app is collected and
-#: copied into a new sandbox made from the task's image, where the tests run. Nothing the agent left
-#: running, planted on PATH, in site-packages or in PID 1 exists there. Top-level keys come first.
+def write_files(
+    root: Path, files: dict[str, str | bytes], *, executable: set[str] | frozenset[str] = frozenset()
+) -> None:
+    """Write ``files`` (relative path -> text or bytes) under ``root``; the ``executable`` ones get mode 755."""
+    for rel, data in sorted(files.items()):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        else:
+            path.write_text(data)
+        if rel in executable:
+            path.chmod(0o755)
+
+
 @dataclass(frozen=True)
 class Family:
     """A task family: a generator of complete Harbor tasks from a seed case, and the offline solver's recipe for them.
@@ -115,6 +119,9 @@ class Family:
         return sum(words.count(k) for k in self.keywords)
 
 
+#: Grading in a fresh sandbox (Harbor's separate verifier mode): the agent's /app is collected and
+#: copied into a new sandbox made from the task's image, where the tests run. Nothing the agent left
+#: running, planted on PATH, in site-packages or in PID 1 exists there. Top-level keys come first.
 ARTIFACTS_TOML = 'artifacts = ["/app"]\n'
 
 

@@ -50,14 +50,14 @@ from autoenv.agents.policies.base import ActionResult, Conversation, Policy, Pol
 from autoenv.agents.policies.plans import PlanPolicy
 from autoenv.agents.policies.recipes import Plan
 from autoenv.agents.terminal import TerminalAgent, TerminalAgentOptions
-from autoenv.families.base import slug
+from autoenv.families.base import slug, write_files
 from autoenv.proposer.actions import classify_tool_call, describe_tool_call
 from autoenv.proposer.episode import write_actions
 from autoenv.proposer.fixer import repair
 from autoenv.proposer.models import ProposeOptions, ProposerAction, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer
 from autoenv.proposer.workspace import Workspace, mirror_task
-from autoenv.vocab import SCRIPTED_SOLVER, ProposerPolicy, SolverPolicy
+from autoenv.vocab import ProposerPolicy, SolverPolicy
 
 SANDBOX_ROOT = "/workspace"
 #: Errors that mean no reply could be had from the model (see autoenv.agents.policies.base).
@@ -95,13 +95,7 @@ class AgenticJob(BaseModel):
     workspace: str
     attempt: int
     task_name: str
-    policy: str = "scripted"
-    seed: int = 0
-    flaw_rate: float = 0.5
-    env: str = "local"
-    solver: str = SCRIPTED_SOLVER
-    rollouts: int = 4
-    max_rounds: int = 3
+    options: ProposeOptions
     trials_dir: str
     result_file: str
 
@@ -163,7 +157,7 @@ class ChildServer:
         verb, rest = args[0], args[1:]
         if verb not in ("validate", "solve", "check"):
             return f"{CHILD}: unknown command {verb!r}\n{self.usage()}", None
-        k = self.job.rollouts
+        k = self.job.options.rollouts
         paths = []
         i = 0
         while i < len(rest):
@@ -189,7 +183,7 @@ class ChildServer:
         if verb == "check":
             from autoenv.taskfmt.check import check_task, errors
 
-            problems = check_task(host_task, env=self.job.env)
+            problems = check_task(host_task, env=self.job.options.env)
             ok = not errors(problems)
             call.verdict = "well formed" if ok else f"{len(errors(problems))} error(s)"
             listing = "\n".join(str(p).replace(str(host_task), f"tasks/{name}") for p in problems)
@@ -201,7 +195,7 @@ class ChildServer:
     def usage(self) -> str:
         return textwrap.dedent(f"""\
             usage: {CHILD} validate tasks/NAME       validate the task in separate sandboxes (every check, with what to fix)
-                   {CHILD} solve tasks/NAME [-k K]   run K rollouts of the current solver (default {self.job.rollouts})
+                   {CHILD} solve tasks/NAME [-k K]   run K rollouts of the current solver (default {self.job.options.rollouts})
                    {CHILD} check tasks/NAME          static format check only""")  # noqa: E501
 
     async def fetch(self, environment: BaseEnvironment, sandbox_path: str, name: str) -> Path | None:
@@ -218,7 +212,7 @@ class ChildServer:
         from autoenv.taskfmt.check import Level
         from autoenv.validate.validation import avalidate_task
 
-        report = await avalidate_task(task, env=self.job.env, trials_dir=Path(self.job.trials_dir) / "validate")
+        report = await avalidate_task(task, env=self.job.options.env, trials_dir=Path(self.job.trials_dir) / "validate")
         call.verdict = "valid" if report.valid else "invalid: " + ", ".join(c.name for c in report.failed)
         head = (
             f"VALID: all checks passed (tasks/{task.name})"
@@ -239,17 +233,18 @@ class ChildServer:
 
         report = await acalibrate(
             task,
-            solver=self.job.solver,
+            solver=self.job.options.solver_spec,
             rollouts=k,
-            env=self.job.env,
-            seed=self.job.seed,
+            env=self.job.options.env,
+            seed=self.job.options.seed,
             trials_dir=Path(self.job.trials_dir) / "calibrate",
         )
         call.verdict = report.verdict
         rate = "n/a" if report.pass_rate is None else f"{report.pass_rate:.2f}"
         lines = [
             f"{'ACCEPTED' if report.accepted else 'REJECTED'}: {report.verdict} "
-            f"(solver {self.job.solver}, pass rate {rate}, 95% CI {report.ci_low:.2f}-{report.ci_high:.2f})",
+            f"(solver {self.job.options.solver_spec}, pass rate {rate}, "
+            f"95% CI {report.ci_low:.2f}-{report.ci_high:.2f})",
             "",
         ]
         for i, r in enumerate(report.rollouts, 1):
@@ -464,7 +459,9 @@ class ScriptedAgenticPolicy(PlanPolicy):
     def __init__(self, job: AgenticJob):
         super().__init__()
         self.job = job
-        self.proposer = ScriptedProposer(seed=job.seed, flaw_rate=job.flaw_rate, workspace=Workspace(job.workspace))
+        self.proposer = ScriptedProposer(
+            seed=job.options.seed, flaw_rate=job.options.flaw_rate, workspace=Workspace(job.workspace)
+        )
 
     def start(self, conversation: Conversation) -> Episode:
         return self._play()
@@ -514,7 +511,7 @@ class ScriptedAgenticPolicy(PlanPolicy):
                 output = results[0].output if results else ""
                 if output.startswith("VALID"):
                     break
-                if rounds >= job.max_rounds:
+                if rounds >= job.options.max_rounds:
                     yield Plan(
                         [FinishAction(message=f"{base}: still invalid after {rounds} validation rounds")],
                         "Out of rounds.",
@@ -536,11 +533,11 @@ class ScriptedAgenticPolicy(PlanPolicy):
                     )
                 yield Plan(actions, "Repair what the feedback names: " + "; ".join(fixes), {"repairs": fixes})
             results = yield Plan(
-                [RunAction(command=f"{CHILD} solve {base} -k {job.rollouts}")],
+                [RunAction(command=f"{CHILD} solve {base} -k {job.options.rollouts}")],
                 "The task is valid; see how the current solver does on it.",
             )
             output = results[0].output if results else ""
-            if output.startswith("ACCEPTED") or rounds >= job.max_rounds:
+            if output.startswith("ACCEPTED") or rounds >= job.options.max_rounds:
                 verdict = output.splitlines()[0] if output else "no verdict"
                 note = f"- {case.id}: {base} ({family.name}) -> {verdict}\n"
                 yield Plan(
@@ -561,13 +558,7 @@ def _repair_files(
     """Run the fixer on a scratch copy of the task; return (new files, changed, deleted, repair notes)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "task"
-        for rel, data in files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, bytes):
-                path.write_bytes(data)
-            else:
-                path.write_text(data)
+        write_files(root, files)
         fixes = [str(r) for r in repair(root, feedback)]
         new: dict[str, str | bytes] = {}
         for path in root.rglob("*"):
@@ -664,34 +655,28 @@ async def run_agentic(
     """One agentic attempt: a proposer trial in its own sandbox, child sandboxes served on demand."""
     from autoenv.trials.runner import arun_trial
 
-    policy, env, solver, rollouts, seed = (
+    policy, env, rollouts, seed, network = (
         options.policy,
         options.env,
-        options.solver_spec,
         options.rollouts,
         options.seed,
+        options.network_mode,
     )
-    model, base_url, max_rounds, flaw_rate = options.model, options.base_url, options.max_rounds, options.flaw_rate
-    network = options.network_mode
+    model, base_url, flaw_rate = options.model, options.base_url, options.flaw_rate
     scripted = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=workspace)
     task_name = agentic_task_name(case, policy=policy, seed=seed, attempt=attempt, proposer=scripted)
     jobs = workspace.root / ".proposer"
     jobs.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    result_file = str(jobs / f"result-{attempt}-{stamp}.json")
     job = AgenticJob(
         case=case,
         workspace=str(workspace.root),
         attempt=attempt,
         task_name=task_name,
-        policy=policy,
-        seed=seed,
-        flaw_rate=flaw_rate,
-        env=env,
-        solver=solver,
-        rollouts=rollouts,
-        max_rounds=max_rounds,
+        options=options,
         trials_dir=str(trials_dir),
-        result_file=str(jobs / f"result-{attempt}-{stamp}.json"),
+        result_file=result_file,
     )
     job_file = jobs / f"job-{attempt}-{stamp}.json"
     job_file.write_text(job.model_dump_json(indent=2))

@@ -14,6 +14,7 @@ import random
 import textwrap
 from typing import TYPE_CHECKING
 
+from autoenv.agents.policies.recipes import REFERENCE_BODIES
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -27,59 +28,19 @@ TAGS = ["python", "bugfix"]
 
 MODULES = ["stats_utils", "numkit", "mathlib", "calc_helpers", "metrics_core", "num_tools"]
 
+#: The correct functions: signature and docstring here, the body the scripted solver's fix_function recipe
+#: writes too (one definition of what each function must do).
+SIGNATURES = {
+    "median": ("values", "Median of a non-empty sequence (mean of the two middle values for even lengths)."),
+    "mean": ("values", "Arithmetic mean of a non-empty sequence."),
+    "factorial": ("n", "n! for a non-negative integer n."),
+    "is_prime": ("n", "True when n is a prime number."),
+    "gcd": ("a, b", "Greatest common divisor of two integers (never negative; gcd(0, 0) == 0)."),
+}
 CORRECT = {
-    "median": '''\
-def median(values):
-    """Median of a non-empty sequence (mean of the two middle values for even lengths)."""
-    data = sorted(values)
-    n = len(data)
-    if n == 0:
-        raise ValueError("median() of empty data")
-    mid = n // 2
-    if n % 2 == 1:
-        return data[mid]
-    return (data[mid - 1] + data[mid]) / 2
-''',
-    "mean": '''\
-def mean(values):
-    """Arithmetic mean of a non-empty sequence."""
-    data = list(values)
-    if not data:
-        raise ValueError("mean() of empty data")
-    return sum(data) / len(data)
-''',
-    "factorial": '''\
-def factorial(n):
-    """n! for a non-negative integer n."""
-    if n < 0:
-        raise ValueError("factorial() not defined for negative values")
-    result = 1
-    for k in range(2, n + 1):
-        result *= k
-    return result
-''',
-    "is_prime": '''\
-def is_prime(n):
-    """True when n is a prime number."""
-    if n < 2:
-        return False
-    if n % 2 == 0:
-        return n == 2
-    k = 3
-    while k * k <= n:
-        if n % k == 0:
-            return False
-        k += 2
-    return True
-''',
-    "gcd": '''\
-def gcd(a, b):
-    """Greatest common divisor of two integers (never negative; gcd(0, 0) == 0)."""
-    a, b = abs(a), abs(b)
-    while b:
-        a, b = b, a % b
-    return a
-''',
+    name: f'def {name}({params}):\n    """{doc}"""\n'
+    + textwrap.indent(REFERENCE_BODIES[name].format(*params.split(", ")), "    ")
+    for name, (params, doc) in SIGNATURES.items()
 }
 
 BUGGY = {
