@@ -228,30 +228,10 @@ class Workspace:
 
     def __init__(self, root: Path | str):
         self.root = Path(root).resolve()
-
-    @property
-    def skills(self) -> Path:
-        return self.root / "skills"
-
-    @property
-    def tools(self) -> Path:
-        return self.root / "tools"
-
-    @property
-    def memory(self) -> Path:
-        return self.root / "memory"
-
-    @property
-    def tasks(self) -> Path:
-        return self.root / "tasks"
-
-    @property
-    def attempts_file(self) -> Path:
-        return self.memory / "attempts.jsonl"
-
-    @property
-    def lessons_file(self) -> Path:
-        return self.memory / "lessons.md"
+        # the layout: skills/, tools/, memory/ (attempts.jsonl, lessons.md) and tasks/
+        self.skills, self.tools = self.root / "skills", self.root / "tools"
+        self.memory, self.tasks = self.root / "memory", self.root / "tasks"
+        self.attempts_file, self.lessons_file = self.memory / "attempts.jsonl", self.memory / "lessons.md"
 
     def init(self) -> Workspace:
         """Create the layout; write default skills/tools only where none exist (edits are kept)."""

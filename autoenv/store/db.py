@@ -118,14 +118,18 @@ class Store:
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query.order_by(s.tasks.c.created_at)).mappings()]
 
-    def record_attempt(self, **values: Any) -> bool:
-        """Insert an attempt once per (run, attempt_key); False if it was already there."""
+    def _insert_once(self, table: Any, values: dict[str, Any]) -> bool:
+        """Insert a row under its natural key; False if it was already there (a resumed step redoes nothing)."""
         try:
             with self.engine.begin() as conn:
-                conn.execute(insert(s.attempts).values(**values))
+                conn.execute(insert(table).values(**values))
             return True
         except IntegrityError:
             return False
+
+    def record_attempt(self, **values: Any) -> bool:
+        """Insert an attempt once per (run, attempt_key); False if it was already there."""
+        return self._insert_once(s.attempts, values)
 
     def attempts(self, run: str | None = None, step: int | None = None) -> list[dict[str, Any]]:
         query = select(s.attempts)
@@ -164,12 +168,8 @@ class Store:
             return {r[0] for r in conn.execute(select(s.rollouts.c["index"]).where(s.rollouts.c.group_id == group_id))}
 
     def add_rollout(self, **values: Any) -> bool:
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(insert(s.rollouts).values(**values))
-            return True
-        except IntegrityError:
-            return False
+        """Insert a rollout once per (group, index); False if it was already there."""
+        return self._insert_once(s.rollouts, values)
 
     def rollouts(
         self, run: str | None = None, step: int | None = None, group_id: int | None = None

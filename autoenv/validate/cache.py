@@ -94,10 +94,12 @@ StoreHook = Callable[[Kind, Path, BaseModel], None]
 _store_hooks: list[StoreHook] = []
 
 
-def cached_report(task_dir: Path | str, kind: Kind, key: str | None, model: type[R]) -> R | None:
+def cached_report(
+    task_dir: Path | str, kind: Kind, key: str | None, model: type[R], content_hash: str | None = None
+) -> R | None:
     """The recorded report of ``kind`` for this exact task content (and settings key, if given), marked cached."""
     task_dir = Path(task_dir).resolve()
-    content_hash = task_content_hash(task_dir)
+    content_hash = content_hash or task_content_hash(task_dir)
     if key is None:
         report = latest_record(task_dir, kind, content_hash, model)
     else:

@@ -163,11 +163,11 @@ async def acalibrate(
     spec = SolverSpec.parse(solver)
     settings = CalibrationSettings(solver=solver, rollouts=rollouts, band=band, threshold=threshold, env=env, seed=seed)
     content_hash = cache.task_content_hash(task_dir)
-    if not force:
-        hit = cache.load_record(task_dir, "calibration", settings.key(), content_hash, CalibrationReport)
-        if hit is not None:
-            hit.cached = True
-            return hit
+    hit = (
+        None if force else cache.cached_report(task_dir, "calibration", settings.key(), CalibrationReport, content_hash)
+    )
+    if hit is not None:
+        return hit
     started_at, started = datetime.now(UTC), time.monotonic()
     base_seed = spec.kwargs.get("seed", seed)
     jobs = []

@@ -182,6 +182,15 @@ def _walk_files(root: Path):
             yield Path(dirpath) / name
 
 
+def _texts(root: Path, skip: frozenset[str] = frozenset()):
+    """(path, text) of every readable text file under ``root`` (none if it is not a folder), but ``skip`` names."""
+    if not root.is_dir():
+        return
+    for path in _walk_files(root):
+        if path.name not in skip and (text := read_text(path)) is not None:
+            yield path, text
+
+
 # -- answer literals ----------------------------------------------------------------
 
 
@@ -305,51 +314,38 @@ def task_secrets(task_dir: Path) -> Secrets:
     secrets = Secrets()
     env_dir = task_dir / "environment"
     public = []
-    if env_dir.is_dir():
-        for path in _walk_files(env_dir):
-            if path.name == "Dockerfile":
-                continue  # a RUN echo of the answer is exactly what must not hide the leak
-            text = read_text(path)
-            if text:
-                public.append(text)
+    # a RUN echo of the answer in the Dockerfile is exactly what must not hide the leak
+    for _path, text in _texts(env_dir, skip=frozenset({"Dockerfile"})):
+        if text:
+            public.append(text)
     secrets.public_text = "\n".join(public)
 
-    solution_dir = task_dir / "solution"
-    if solution_dir.is_dir():
-        for path in _walk_files(solution_dir):
-            text = read_text(path)
-            if text is None:
-                continue
-            lines = signature(text)
-            secrets.solution_lines |= lines
-            secrets.sources.append(Source(rel=path.relative_to(task_dir).as_posix(), role="solution", lines=lines))
+    for path, text in _texts(task_dir / "solution"):
+        lines = signature(text)
+        secrets.solution_lines |= lines
+        secrets.sources.append(Source(rel=path.relative_to(task_dir).as_posix(), role="solution", lines=lines))
 
-    tests_dir = task_dir / "tests"
-    if tests_dir.is_dir():
-        for path in _walk_files(tests_dir):
-            text = read_text(path)
-            if text is None:
-                continue
-            rel = path.relative_to(task_dir).as_posix()
-            is_code = path.suffix in {".py", ".sh", ".bash", ""} and not ANSWER_NAME.search(path.name)
-            answers = not is_code and bool(ANSWER_NAME.search(path.name))
-            source = Source(rel=rel, role="tests", lines=signature(text), test_program=is_code, answers=answers)
-            secrets.sources.append(source)
-            if is_code and path.name not in GENERIC_NAMES:
-                secrets.test_program_names.add(path.name)
-            literals: list[object] = []
-            if path.suffix == ".py":
-                literals = python_answer_literals(text)
-            elif path.suffix in {".sh", ".bash", ""}:
-                literals = list(shell_answer_literals(text))
-            elif answers:
-                for line in text.splitlines()[1:]:
-                    line = line.strip()
-                    if len(line) >= 8 and any(c.isdigit() for c in line):
-                        secrets.answer_lines.setdefault(line, rel)
-            for value in literals:
-                for form in _literal_forms(value):
-                    secrets.answer_literals.setdefault(form, rel)
+    for path, text in _texts(task_dir / "tests"):
+        rel = path.relative_to(task_dir).as_posix()
+        is_code = path.suffix in {".py", ".sh", ".bash", ""} and not ANSWER_NAME.search(path.name)
+        answers = not is_code and bool(ANSWER_NAME.search(path.name))
+        source = Source(rel=rel, role="tests", lines=signature(text), test_program=is_code, answers=answers)
+        secrets.sources.append(source)
+        if is_code and path.name not in GENERIC_NAMES:
+            secrets.test_program_names.add(path.name)
+        literals: list[object] = []
+        if path.suffix == ".py":
+            literals = python_answer_literals(text)
+        elif path.suffix in {".sh", ".bash", ""}:
+            literals = list(shell_answer_literals(text))
+        elif answers:
+            for line in text.splitlines()[1:]:
+                line = line.strip()
+                if len(line) >= 8 and any(c.isdigit() for c in line):
+                    secrets.answer_lines.setdefault(line, rel)
+        for value in literals:
+            for form in _literal_forms(value):
+                secrets.answer_literals.setdefault(form, rel)
     return secrets
 
 

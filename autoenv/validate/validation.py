@@ -198,9 +198,8 @@ async def avalidate_task(
         return _finish(task_dir, task_dir.name, "", settings, results, started_at, started, record=False)
     content_hash = cache.task_content_hash(task_dir)
     if not force:
-        hit = cache.load_record(task_dir, "validation", settings.key(), content_hash, ValidationReport)
+        hit = cache.cached_report(task_dir, "validation", settings.key(), ValidationReport, content_hash)
         if hit is not None:
-            hit.cached = True
             return hit
         if strict:
             # --strict changes only how the static findings count: judge the recorded trials again
