@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,13 @@ def first(pattern: str, text: str, flags: int = 0) -> str:
 
 #: The line of a recipe's ``files/solver_program.py`` that :func:`fill_program` replaces with the task's parameters.
 PARAMS_MARKER = "PARAMS: dict = {}  # filled in by the recipe (solver.embed)\n"
+
+
+class ProgramRecipe(ScriptRecipe):
+    """A recipe whose program is a real file: its family's ``files/solver_program.py`` with the task's parameters."""
+
+    def program(self, params: dict[str, Any]) -> str:
+        return fill_program(program_source(sys.modules[type(self).__module__].__file__), params)
 
 
 def program_source(recipe_module: str) -> str:

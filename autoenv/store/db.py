@@ -111,12 +111,17 @@ class Store:
             row = conn.execute(select(s.tasks).where(s.tasks.c.hash == task_hash)).mappings().first()
             return dict(row) if row else None
 
-    def tasks(self, **where: Any) -> list[dict[str, Any]]:
-        query = select(s.tasks)
-        for key, value in where.items():
-            query = query.where(s.tasks.c[key] == value)
+    def _rows(self, table: Any, order: list[str], **where: Any) -> list[dict[str, Any]]:
+        """The rows of ``table`` whose columns equal the ``where`` values given (None: any), in ``order``."""
+        query = select(table)
+        for column, value in where.items():
+            if value is not None:
+                query = query.where(table.c[column] == value)
         with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query.order_by(s.tasks.c.created_at)).mappings()]
+            return [dict(r) for r in conn.execute(query.order_by(*(table.c[c] for c in order))).mappings()]
+
+    def tasks(self, **where: Any) -> list[dict[str, Any]]:
+        return self._rows(s.tasks, ["created_at"], **where)
 
     def _insert_once(self, table: Any, values: dict[str, Any]) -> bool:
         """Insert a row under its natural key; False if it was already there (a resumed step redoes nothing)."""
@@ -132,13 +137,7 @@ class Store:
         return self._insert_once(s.attempts, values)
 
     def attempts(self, run: str | None = None, step: int | None = None) -> list[dict[str, Any]]:
-        query = select(s.attempts)
-        if run is not None:
-            query = query.where(s.attempts.c.run == run)
-        if step is not None:
-            query = query.where(s.attempts.c.step == step)
-        with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query.order_by(s.attempts.c.id)).mappings()]
+        return self._rows(s.attempts, ["id"], run=run, step=step)
 
     # -- groups and rollouts -------------------------------------------------------
 
@@ -174,12 +173,7 @@ class Store:
     def rollouts(
         self, run: str | None = None, step: int | None = None, group_id: int | None = None
     ) -> list[dict[str, Any]]:
-        query = select(s.rollouts)
-        for column, value in (("run", run), ("step", step), ("group_id", group_id)):
-            if value is not None:
-                query = query.where(s.rollouts.c[column] == value)
-        with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query.order_by(s.rollouts.c.id)).mappings()]
+        return self._rows(s.rollouts, ["id"], run=run, step=step, group_id=group_id)
 
     def finish_group(
         self, group_id: int, rewards: list[float], advantages: list[float], collection_sec: float
@@ -202,13 +196,7 @@ class Store:
         return {"mean": mean, "std": std, "useful": useful}
 
     def groups(self, run: str | None = None, step: int | None = None) -> list[dict[str, Any]]:
-        query = select(s.groups)
-        if run is not None:
-            query = query.where(s.groups.c.run == run)
-        if step is not None:
-            query = query.where(s.groups.c.step == step)
-        with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query.order_by(s.groups.c.id)).mappings()]
+        return self._rows(s.groups, ["id"], run=run, step=step)
 
     # -- training steps and metrics ------------------------------------------------
 
@@ -245,11 +233,7 @@ class Store:
             )
 
     def steps(self, run: str | None = None) -> list[dict[str, Any]]:
-        query = select(s.train_steps)
-        if run is not None:
-            query = query.where(s.train_steps.c.run == run)
-        with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query.order_by(s.train_steps.c.run, s.train_steps.c.step)).mappings()]
+        return self._rows(s.train_steps, ["run", "step"], run=run)
 
     def record_metrics(self, run: str, step: int, values: dict[str, float]) -> None:
         with self.engine.begin() as conn:
@@ -262,11 +246,7 @@ class Store:
                 conn.execute(insert(s.metrics).values(run=run, step=step, name=name, value=float(value)))
 
     def metrics(self, run: str | None = None) -> list[dict[str, Any]]:
-        query = select(s.metrics)
-        if run is not None:
-            query = query.where(s.metrics.c.run == run)
-        with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query.order_by(s.metrics.c.step)).mappings()]
+        return self._rows(s.metrics, ["step"], run=run)
 
     def count(self, table: str, **where: Any) -> int:
         t = s.metadata.tables[table]

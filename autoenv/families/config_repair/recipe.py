@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoenv.families.solver import ScriptRecipe, fill_program, program_source
-
-PROGRAM = program_source(__file__)
+from autoenv.families.solver import ProgramRecipe
 
 
-class ConfigRepairRecipe(ScriptRecipe):
+class ConfigRepairRecipe(ProgramRecipe):
     name = "config_repair"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
@@ -22,9 +20,6 @@ class ConfigRepairRecipe(ScriptRecipe):
 
     def look(self, params: dict[str, Any]) -> str:
         return f"cat {params['ini']}; cd /app && python3 service.py --check; sed -n '1,30p' /app/service.py"
-
-    def program(self, params: dict[str, Any]) -> str:
-        return fill_program(PROGRAM, params)
 
 
 RECIPE = ConfigRepairRecipe()

@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from autoenv.families.solver import ScriptRecipe, fill_program, first, program_source
-
-PROGRAM = program_source(__file__)
+from autoenv.families.solver import ProgramRecipe, first
 
 
-class CsvStatRecipe(ScriptRecipe):
+class CsvStatRecipe(ProgramRecipe):
     name = "csv_group_statistic"
     naive_variant = True
 
@@ -36,9 +34,6 @@ class CsvStatRecipe(ScriptRecipe):
             "inputs": [first(r"`(/app/data/[\w.-]+\.csv)`", instruction)],
             "outputs": [first(r"Write the result to `(/app/[\w./-]+)`", instruction)],
         }
-
-    def program(self, params: dict[str, Any]) -> str:
-        return fill_program(PROGRAM, params)
 
 
 RECIPE = CsvStatRecipe()

@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from autoenv.families.solver import ScriptRecipe, fill_program, first, program_source
-
-PROGRAM = program_source(__file__)
+from autoenv.families.solver import ProgramRecipe, first
 
 
-class LogSummaryRecipe(ScriptRecipe):
+class LogSummaryRecipe(ProgramRecipe):
     name = "log_summary"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
@@ -30,9 +28,6 @@ class LogSummaryRecipe(ScriptRecipe):
             "inputs": ["/app/logs/app.log"],
             "outputs": ["/app/summary.json"],
         }
-
-    def program(self, params: dict[str, Any]) -> str:
-        return fill_program(PROGRAM, params)
 
 
 RECIPE = LogSummaryRecipe()

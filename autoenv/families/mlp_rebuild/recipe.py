@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from autoenv.families.solver import ScriptRecipe, fill_program, first, program_source
-
-PROGRAM = program_source(__file__)
+from autoenv.families.solver import ProgramRecipe, first
 
 
-class MlpRebuildRecipe(ScriptRecipe):
+class MlpRebuildRecipe(ProgramRecipe):
     name = "mlp_forward_pass"
     program_path = "/app/predict.py"
 
@@ -28,7 +26,7 @@ class MlpRebuildRecipe(ScriptRecipe):
         return "head -c 600 /app/model/weights.json; echo; head -n 3 /app/data/inputs.csv"
 
     def program(self, params: dict[str, Any]) -> str:
-        return fill_program(PROGRAM, params).replace("\\\\n", "\\n")
+        return super().program(params).replace("\\\\n", "\\n")
 
     def run_command(self, params: dict[str, Any]) -> str:
         return "python3 /app/predict.py /app/data/inputs.csv /app/predictions.csv"
