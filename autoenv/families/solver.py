@@ -29,6 +29,8 @@ class ScriptRecipe(Recipe):
     #: Interpreter for the program the recipe writes.
     interpreter = "python3"
     program_path = "/tmp/autoenv_solve.py"
+    #: Phrases every instruction of the family contains: the recipe reads only instructions that have them all.
+    markers: tuple[str, ...] = ()
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         raise NotImplementedError
@@ -48,6 +50,8 @@ class ScriptRecipe(Recipe):
         return f"head -n 12 {outputs}" if outputs else "true"
 
     def match(self, instruction: str) -> dict[str, Any] | None:
+        if not all(marker in instruction for marker in self.markers):
+            return None
         try:
             return self.parse(instruction)
         except (AttributeError, IndexError, KeyError, ValueError):

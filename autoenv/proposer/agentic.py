@@ -300,19 +300,13 @@ class ServedEnvironment:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def exec(
-        self,
-        command: str,
-        cwd: str | None = None,
-        env: dict[str, str] | None = None,
-        timeout_sec: int | None = None,
-        user: str | int | None = None,
-    ) -> ExecResult:
+    async def exec(self, command: str, **options: Any) -> ExecResult:
+        """A lone ``autoenv-child`` command is served on the host; anything else runs in the sandbox as it is."""
         body = command[len("exec 2>&1\n") :] if command.startswith("exec 2>&1\n") else command
         match = CHILD_LINE.match(body)
         if match and "\n" not in body.strip():
             return await self._server.serve(self._inner, match)
-        return await self._inner.exec(command, cwd=cwd, env=env, timeout_sec=timeout_sec, user=user)
+        return await self._inner.exec(command, **options)
 
 
 # -- the agent ---------------------------------------------------------------------------

@@ -174,6 +174,15 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+CONFLICT_ADVICE = "resolve the conflict: keep one side, delete the <<<<<<< / ======= / >>>>>>> lines"
+SECRET_ADVICE = "remove it and revoke it; a task that needs a credential must take it from the environment at run time"
+ENV_ADVICE = "remove the value (and revoke it if it was real); leave a placeholder or read it from the environment"
+
+
+def _finding(rel: str, text: str, match: re.Match, rule: str, message: str, advice: str) -> Problem:
+    return Problem(path=rel, line=_line_of(text, match.start()), rule=rule, message=message, advice=advice)
+
+
 def hygiene(path: Path) -> list[Problem]:
     """Merge-conflict markers and committed credentials in any of the task's files."""
     problems = []
@@ -181,42 +190,18 @@ def hygiene(path: Path) -> list[Problem]:
         rel = str(file)
         markers = list(CONFLICT.finditer(text))
         if any(m.group(0).startswith("<<<<<<<") for m in markers):
-            problems.append(
-                Problem(
-                    path=rel,
-                    line=_line_of(text, markers[0].start()),
-                    rule="autoenv-conflict-marker",
-                    message=f"merge-conflict markers ({len(markers)} lines like {markers[0].group(0)[:8]!r}): the file "
-                    f"is half-merged",
-                    advice="resolve the conflict: keep one side, delete the <<<<<<< / ======= / >>>>>>> lines",
-                )
-            )
+            first = markers[0].group(0)[:8]
+            what = f"merge-conflict markers ({len(markers)} lines like {first!r}): the file is half-merged"
+            problems.append(_finding(rel, text, markers[0], "autoenv-conflict-marker", what, CONFLICT_ADVICE))
         for kind, pattern in SECRET_PATTERNS.items():
-            m = pattern.search(text)
-            if m:
-                problems.append(
-                    Problem(
-                        path=rel,
-                        line=_line_of(text, m.start()),
-                        rule="autoenv-secret",
-                        message=f"a {kind} is committed to the task ({m.group(0)[:12]}...)",
-                        advice="remove it and revoke it; a task that needs a credential must take it from the "
-                        "environment at run time",
-                    )
-                )
+            if m := pattern.search(text):
+                what = f"a {kind} is committed to the task ({m.group(0)[:12]}...)"
+                problems.append(_finding(rel, text, m, "autoenv-secret", what, SECRET_ADVICE))
         if file.name == ".env" or file.name.startswith(".env."):
             for m in ENV_SECRET.finditer(text):
                 if not PLACEHOLDER.match(m.group(2)):
-                    problems.append(
-                        Problem(
-                            path=rel,
-                            line=_line_of(text, m.start()),
-                            rule="autoenv-secret",
-                            message=f"{m.group(1)} holds a value in a committed .env file",
-                            advice="remove the value (and revoke it if it was real); leave a placeholder or read it "
-                            "from the environment",
-                        )
-                    )
+                    what = f"{m.group(1)} holds a value in a committed .env file"
+                    problems.append(_finding(rel, text, m, "autoenv-secret", what, ENV_ADVICE))
     return problems
 
 

@@ -59,69 +59,40 @@ ACTION_ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
 #: Tool names as the model sees them -> action kind.
 TOOL_NAMES = {"run": "run", "read_file": "read_file", "write_file": "write_file", "finish": "finish"}
 
+
+def _tool(name: str, description: str, required: list[str], **parameters: tuple[str, str]) -> dict[str, Any]:
+    """An OpenAI function tool; ``parameters`` maps each argument to (JSON type, description)."""
+    properties = {arg: {"type": kind, "description": text} for arg, (kind, text) in parameters.items()}
+    schema = {"type": "object", "properties": properties, "required": required}
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
+
+
+_PATH = ("string", "Absolute path, or relative to the working directory.")
+
 TOOL_DEFINITIONS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "run",
-            "description": (
-                "Run a shell command with bash in the task's working directory and get its combined "
-                "stdout/stderr and exit code. Each call starts a fresh shell: cd and exported variables "
-                "do not carry over, so chain dependent commands with &&."
-            ),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The bash command line to run."},
-                    "timeout_sec": {"type": "number", "description": "Optional time limit in seconds."},
-                },
-                "required": ["command"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a text file (long files are shortened in the middle).",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Absolute path, or relative to the working directory."}
-                },
-                "required": ["path"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "write_file",
-            "description": (
-                "Create or overwrite a file with exactly the given content; missing parent folders are created."
-            ),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Absolute path, or relative to the working directory."},
-                    "content": {"type": "string", "description": "The complete new content of the file."},
-                },
-                "required": ["path", "content"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "finish",
-            "description": "Declare the task complete (or abandoned). Nothing runs after this.",
-            "parameters": {
-                "type": "object",
-                "properties": {"message": {"type": "string", "description": "A one-line summary of what was done."}},
-                "required": [],
-            },
-        },
-    },
+    _tool(
+        "run",
+        "Run a shell command with bash in the task's working directory and get its combined "
+        "stdout/stderr and exit code. Each call starts a fresh shell: cd and exported variables "
+        "do not carry over, so chain dependent commands with &&.",
+        ["command"],
+        command=("string", "The bash command line to run."),
+        timeout_sec=("number", "Optional time limit in seconds."),
+    ),
+    _tool("read_file", "Read a text file (long files are shortened in the middle).", ["path"], path=_PATH),
+    _tool(
+        "write_file",
+        "Create or overwrite a file with exactly the given content; missing parent folders are created.",
+        ["path", "content"],
+        path=_PATH,
+        content=("string", "The complete new content of the file."),
+    ),
+    _tool(
+        "finish",
+        "Declare the task complete (or abandoned). Nothing runs after this.",
+        [],
+        message=("string", "A one-line summary of what was done."),
+    ),
 ]
 
 TEXT_FORMAT_HELP = """\

@@ -9,12 +9,11 @@ from autoenv.families.solver import ProgramRecipe
 
 class ConfigRepairRecipe(ProgramRecipe):
     name = "config_repair"
+    markers = ("service.py --check", "evidently")
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         import re
 
-        if "service.py --check" not in instruction or "evidently" not in instruction:
-            return None
         ini = re.search(r"`(/app/config/[\w.-]+\.ini)`", instruction).group(1)
         return {"ini": ini, "inputs": [ini, "/app/service.py"], "outputs": [ini]}
 

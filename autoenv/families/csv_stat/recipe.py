@@ -10,14 +10,13 @@ from autoenv.families.solver import ProgramRecipe, first
 
 class CsvStatRecipe(ProgramRecipe):
     name = "csv_group_statistic"
+    markers = ("normalise `", "Values are checked to within")
     naive_variant = True
 
     def difficulty(self, instruction: str) -> str | None:
         return "clean" if "has been cleaned already" in instruction else "messy"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        if "normalise `" not in instruction or "Values are checked to within" not in instruction:
-            return None
         stat, value = re.search(r"the \*\*(\w+)\*\* of `(\w+)`", instruction).groups()
         status_col, ok = re.search(r"`(\w+)` is exactly `([\w-]+)`", instruction).groups()
         header = first(r"the header `([^`]+)`", instruction)

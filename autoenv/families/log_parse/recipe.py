@@ -10,10 +10,9 @@ from autoenv.families.solver import ProgramRecipe, first
 
 class LogSummaryRecipe(ProgramRecipe):
     name = "log_summary"
+    markers = ("is **malformed**", "/app/summary.json")
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        if "is **malformed**" not in instruction or "/app/summary.json" not in instruction:
-            return None
         layout = first(r"```\n(.+?)\n```", instruction, re.S).strip()
         key = first(r"\| `(\w+_by_service)` \|", instruction)
         level = first(r"number of counted `(\w+)` lines", instruction)

@@ -10,10 +10,11 @@ from autoenv.families.solver import ProgramRecipe, first
 
 class MlpRebuildRecipe(ProgramRecipe):
     name = "mlp_forward_pass"
+    markers = ("weights.json",)
     program_path = "/app/predict.py"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        if not re.search(r"forward\s+pass", instruction) or "weights.json" not in instruction:
+        if not re.search(r"forward\s+pass", instruction):
             return None
         return {
             "weights": first(r"`(/app/[\w/.-]*weights\.json)`", instruction),

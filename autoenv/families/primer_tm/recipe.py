@@ -10,12 +10,11 @@ from autoenv.families.solver import ScriptRecipe, first
 
 class PrimerTmRecipe(ScriptRecipe):
     name = "primer_tm"
+    markers = ("Wallace rule", "/app/primers.fasta")
     interpreter = "sh"
     program_path = "/tmp/autoenv_primers.sh"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        if "Wallace rule" not in instruction or "/app/primers.fasta" not in instruction:
-            return None
         return {
             "formula": "salt" if "salt-adjusted" in instruction else "basic",
             "na": float(first(r"\[Na\+\] = ([0-9.]+)", instruction)) if "salt-adjusted" in instruction else 0.05,

@@ -10,12 +10,11 @@ from autoenv.families.solver import ScriptRecipe, first
 
 class TallyRecipe(ScriptRecipe):
     name = "tally_by_extension"
+    markers = ("summarises a", "by file extension")
     interpreter = "bash"
     program_path = "/tmp/autoenv_write_tally.sh"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        if "summarises a" not in instruction or "by file extension" not in instruction:
-            return None
         script = first(r"bash script `(/app/[\w/.-]+\.sh)`", instruction)
         sort = (
             "count"

@@ -27,13 +27,14 @@ import subprocess
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from autoenv.errors import SandboxFault
 from autoenv.sandbox.local import oci
 
 #: The container's PID 1: waits forever and reaps orphans (dash's ``wait`` reaps any child).
 INIT_ARGS = ["/bin/sh", "-c", "trap '' TERM INT HUP; while :; do sleep 3600 & wait; done"]
 
-from autoenv.errors import SandboxFault  # noqa: E402
 
 RUNTIMES = ("runc", "runsc")
 
@@ -314,17 +315,9 @@ class Container:
         self._users[key] = (uid, gid, groups)
         return self._users[key]
 
-    async def run(
-        self,
-        argv: list[str],
-        *,
-        cwd: str | None = None,
-        env: dict[str, str] | None = None,
-        user: str | int | None = 0,
-        timeout: float | None = None,
-        stdin: bytes | None = None,
-    ) -> CommandResult:
-        code, out, err = await self._exec(argv, cwd=cwd, env=env, user=user, timeout=timeout, stdin=stdin)
+    async def run(self, argv: list[str], **options: Any) -> CommandResult:
+        """``argv`` in the container (the options of :meth:`_exec`), its output decoded."""
+        code, out, err = await self._exec(argv, **options)
         return CommandResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
 
     async def _exec(

@@ -28,12 +28,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from rich.console import Console
 
+from autoenv.errors import TaskError
 from autoenv.sandbox.local import cache as image_cache
 from autoenv.sandbox.local import standins
 from autoenv.sandbox.local.standins import Substitution
 
 BUILDER_VERSION = "3"
-from autoenv.errors import TaskError  # noqa: E402
 
 IMAGE_REPO = "localhost/autoenv/env"
 ROOTFS_PREFIX = "autoenv-rootfs-"
