@@ -90,6 +90,13 @@ def first(pattern: str, text: str, flags: int = 0) -> str:
 PARAMS_MARKER = "PARAMS: dict = {}  # filled in by the recipe (solver.embed)\n"
 
 
+class ShellRecipe(ScriptRecipe):
+    """A recipe whose program is a shell script."""
+
+    interpreter = "bash"
+    program_path = "/tmp/autoenv_solve.sh"
+
+
 class ProgramRecipe(ScriptRecipe):
     """A recipe whose program is a real file: its family's ``files/solver_program.py`` with the task's parameters."""
 

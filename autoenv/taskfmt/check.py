@@ -205,6 +205,12 @@ def hygiene(path: Path) -> list[Problem]:
     return problems
 
 
+OFFLINE_DOWNLOAD_ADVICE = "install what the verifier needs in environment/Dockerfile; grading has no network"
+DOWNLOAD_ADVICE = (
+    "grading then depends on a registry being up; installing it in environment/Dockerfile makes the verdict repeatable"
+)
+
+
 def _grading_downloads(test_sh: Path, offline: bool, already: set[int]) -> list[Problem]:
     """Verifier lines that need a registry or the internet while grading."""
     text = test_sh.read_text(errors="replace")
@@ -214,30 +220,17 @@ def _grading_downloads(test_sh: Path, offline: bool, already: set[int]) -> list[
         if line in already:
             continue
         command = text.splitlines()[line - 1].strip()[:120]
+        what = f"fetches from the network while grading (`{command}`)"
         if offline:
-            found.append(
-                Problem(
-                    path=str(test_sh),
-                    line=line,
-                    rule="autoenv-grading-network",
-                    level=Level.ERROR,
-                    message=f"fetches from the network while grading (`{command}`), but the task declares network_mode "
-                    f'= "no-network"',
-                    advice="install what the verifier needs in environment/Dockerfile; grading has no network",
-                )
-            )
+            level, advice = Level.ERROR, OFFLINE_DOWNLOAD_ADVICE
+            what += ', but the task declares network_mode = "no-network"'
         else:
-            found.append(
-                Problem(
-                    path=str(test_sh),
-                    line=line,
-                    rule="autoenv-grading-network",
-                    level=Level.WARNING,
-                    message=f"fetches from the network while grading (`{command}`)",
-                    advice="grading then depends on a registry being up; installing it in environment/Dockerfile makes "
-                    "the verdict repeatable",
-                )
+            level, advice = Level.WARNING, DOWNLOAD_ADVICE
+        found.append(
+            Problem(
+                path=str(test_sh), line=line, rule="autoenv-grading-network", level=level, message=what, advice=advice
             )
+        )
     return found
 
 

@@ -1,4 +1,4 @@
-"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+"""config-repair: repair each broken value as the launcher's schema reads it, then run the launcher's check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+"""csv-stat: read the columns, statistic and validity rules from the instruction; files/solver_program.py computes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+"""log-parse: read the log layout and the report's keys from the instruction; files/solver_program.py summarises."""
 
 from __future__ import annotations
 

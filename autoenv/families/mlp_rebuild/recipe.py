@@ -1,4 +1,4 @@
-"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+"""mlp-rebuild: read the paths from the instruction; files/solver_program.py runs the exported network forward."""
 
 from __future__ import annotations
 
@@ -25,9 +25,6 @@ class MlpRebuildRecipe(ProgramRecipe):
 
     def look(self, params: dict[str, Any]) -> str:
         return "head -c 600 /app/model/weights.json; echo; head -n 3 /app/data/inputs.csv"
-
-    def program(self, params: dict[str, Any]) -> str:
-        return super().program(params).replace("\\\\n", "\\n")
 
     def run_command(self, params: dict[str, Any]) -> str:
         return "python3 /app/predict.py /app/data/inputs.csv /app/predictions.csv"

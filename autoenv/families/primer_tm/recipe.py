@@ -1,18 +1,17 @@
-"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+"""primer-tm: read the formula and limits from the instruction and compute the report with awk (no Python needed)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from autoenv.families.primer_tm.generator import awk_solution
-from autoenv.families.solver import ScriptRecipe, first
+from autoenv.families.solver import ShellRecipe, first
 
 
-class PrimerTmRecipe(ScriptRecipe):
+class PrimerTmRecipe(ShellRecipe):
     name = "primer_tm"
     markers = ("Wallace rule", "/app/primers.fasta")
-    interpreter = "sh"
-    program_path = "/tmp/autoenv_primers.sh"
+    interpreter = "sh"  # POSIX sh and awk: the task may have removed Python
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         return {

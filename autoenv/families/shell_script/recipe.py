@@ -1,18 +1,16 @@
-"""The offline scripted solver's recipe for this family: reads the instruction, never the tests or solution."""
+"""shell-script: read the tally's options from the instruction and write the bash script the task names."""
 
 from __future__ import annotations
 
 import textwrap
 from typing import Any
 
-from autoenv.families.solver import ScriptRecipe, first
+from autoenv.families.solver import ShellRecipe, first
 
 
-class TallyRecipe(ScriptRecipe):
+class TallyRecipe(ShellRecipe):
     name = "tally_by_extension"
     markers = ("summarises a", "by file extension")
-    interpreter = "bash"
-    program_path = "/tmp/autoenv_write_tally.sh"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         script = first(r"bash script `(/app/[\w/.-]+\.sh)`", instruction)

@@ -24,7 +24,7 @@ def probabilities(row):
 
 def main(src, dst):
     with open(src, newline="") as fh, open(dst, "w", newline="") as out:
-        w = csv.writer(out, lineterminator="\\n")
+        w = csv.writer(out, lineterminator="\n")
         w.writerow(["id", "label", "confidence"])
         for row in csv.DictReader(fh):
             p = probabilities(row)
