@@ -53,8 +53,8 @@ class TerminalAgentOptions(AgentOptions):
 
     model_config = ConfigDict(extra="forbid")
 
-    policy: Literal["scripted", "learned", "openai"] = Field(
-        default="scripted",
+    policy: SolverPolicy = Field(
+        default=SolverPolicy.SCRIPTED,
         description="Who decides: scripted (offline), learned (offline, a trained preference table) or openai (an "
         "endpoint).",
     )

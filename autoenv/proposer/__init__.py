@@ -1,6 +1,6 @@
 """The task proposer: seed cases, the workspace, and the prompt / feedback / agentic methods.
 
-Its task families are also recipes of the scripted solver: the scripted
-policy loads them as a plugin on first use (see :mod:`autoenv.proposer.recipes`),
-in whatever process it runs.
+What it writes comes from the task families (:mod:`autoenv.families`) offline, or from a model; every
+attempt is judged where it is made (:mod:`autoenv.proposer.judge`). :mod:`autoenv.proposer.stage` is the
+proposer as a flywheel stage.
 """
