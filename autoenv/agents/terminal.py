@@ -162,14 +162,16 @@ class TerminalAgent(BaseAgent):
     def _make_policy(self) -> Policy:
         o = self.options
         if o.policy == SolverPolicy.SCRIPTED:
-            return make_policy("scripted", seed=o.seed, success_rate=o.success_rate, policy_version=o.policy_version)
-        if o.policy == "learned":
-            return make_policy("learned", seed=o.seed, table=o.table, policy_version=o.policy_version)
+            return make_policy(
+                SolverPolicy.SCRIPTED, seed=o.seed, success_rate=o.success_rate, policy_version=o.policy_version
+            )
+        if o.policy == SolverPolicy.LEARNED:
+            return make_policy(SolverPolicy.LEARNED, seed=o.seed, table=o.table, policy_version=o.policy_version)
         api_key = self._get_env(self._api_key_name) if self._api_key_name else self._get_env("OPENAI_API_KEY")
         if self._api_key_name and not api_key:
             raise PolicyConfigError(f"{self._api_key_name} (model_api_key_name) is not set")
         return make_policy(
-            "openai",
+            SolverPolicy.OPENAI,
             model=self.model_name,
             base_url=self._base_url or self._get_env("OPENAI_BASE_URL"),
             api_key=api_key,

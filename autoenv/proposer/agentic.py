@@ -685,8 +685,8 @@ async def run_agentic(
         task,
         "autoenv.proposer.agentic:ProposerAgent",
         env=env,
-        model=model if policy != "scripted" else None,
-        agent_kwargs={**kwargs, **({"base_url": base_url} if base_url and policy != "scripted" else {})},
+        model=model if policy != ProposerPolicy.SCRIPTED else None,
+        agent_kwargs={**kwargs, **({"base_url": base_url} if base_url and policy != ProposerPolicy.SCRIPTED else {})},
         trials_dir=trials_dir / "proposer",
         env_kwargs=env_kwargs,
     )
