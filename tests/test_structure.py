@@ -1,0 +1,136 @@
+"""The structure the code keeps: explicit family registry, one vocabulary, one spec parser, one error model.
+
+These check the contracts ARCHITECTURE.md states, on the real modules and the real CLI (no mocks): a
+new family folder that is not registered, an option default written twice, a second coercion rule or
+an exception type without a fault would each fail here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+import typer
+
+from autoenv.errors import EXIT_CODES, AutoenvError, Fault, explain
+from autoenv.families.registry import FAMILIES, UnknownFamily, family_for, recipes
+from autoenv.proposer.models import ProposeOptions, SeedCase
+from autoenv.spec import SolverSpec, coerce, parse_options
+from autoenv.vocab import SCRIPTED_SOLVER, Method, ProposerPolicy, SolverPolicy
+
+FAMILIES_DIR = Path(__file__).resolve().parents[1] / "autoenv" / "families"
+
+
+def test_every_family_folder_is_registered_and_has_its_parts():
+    folders = sorted(p.name for p in FAMILIES_DIR.iterdir() if (p / "generator.py").is_file())
+    registered = sorted((f.write or f.generate).__module__.split(".")[2] for f in FAMILIES.values())
+    assert folders == registered and len(folders) == 12
+    for family in FAMILIES.values():
+        assert family.description and family.keywords
+    # every recipe the registry hands the solver belongs to a family folder, next to its generator
+    assert {type(r).__module__.rsplit(".", 1)[0] for r in recipes()} <= {f"autoenv.families.{name}" for name in folders}
+
+
+def test_the_agents_load_the_families_recipes_without_importing_the_proposer():
+    code = (
+        "import sys\n"
+        "from autoenv.agents.policies.recipes import all_recipes\n"
+        "names = [type(r).__name__ for r in all_recipes()]\n"
+        "print(len(names), sorted(m for m in sys.modules if m.startswith('autoenv.proposer')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "14 []", out.stdout + out.stderr
+
+
+def test_a_seed_case_naming_an_unknown_family_is_the_seed_cases_fault():
+    case = SeedCase(id="x", task="t", failure_mode="f", target_skill="s", family="no-such-family")
+    with pytest.raises(UnknownFamily, match="seed case x: unknown family 'no-such-family'"):
+        family_for(case)
+    assert explain(UnknownFamily("bad")).kind is Fault.TASK
+
+
+def test_one_coercion_for_solver_trainer_and_agent_options():
+    texts = ("3", "0.5", "true", "off", "none", "http://h:8/v1")
+    assert [coerce(v) for v in texts] == [3, 0.5, True, False, None, "http://h:8/v1"]
+    spec = SolverSpec.parse("terminal:policy=openai,base_url=http://h:8/v1,temperature=0")
+    assert spec.kwargs == {"policy": "openai", "base_url": "http://h:8/v1", "temperature": 0}
+    assert parse_options("max_turns=3,greedy=yes", what="--ak") == {"max_turns": 3, "greedy": True}
+    from autoenv.train.backends import make_trainer
+
+    assert make_trainer("table:lr=0.25").lr == 0.25
+    with pytest.raises(ValueError, match="trainer spec 'table:lr': expected key=value"):
+        make_trainer("table:lr")
+
+
+def _command(name: str) -> click.Command:
+    from autoenv.cli.main import app
+
+    return typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "command,model,renamed",
+    [
+        ("propose", ProposeOptions, {}),
+        ("flywheel", None, {"policy": "proposer_policy", "static": "static_dir", "out": "out_dir"}),
+    ],
+)
+def test_cli_defaults_and_help_come_from_the_config_models(command, model, renamed):
+    from autoenv.flywheel.loop import FlywheelConfig
+
+    model = model or FlywheelConfig
+    checked = 0
+    for param in _command(command).params:
+        field = model.model_fields.get(renamed.get(param.name, param.name))
+        if field is None or param.name == "proposer_training":
+            continue
+        default = field.get_default(call_default_factory=True)
+        if param.name not in ("seed_cases", "benchmark"):  # None on the CLI: the config's own default applies
+            assert param.default == default, (param.name, param.default, default)
+        assert param.help == field.description, param.name
+        checked += 1
+    assert checked >= 12
+    from typer.testing import CliRunner
+
+    from autoenv.cli.main import app
+
+    shown = " ".join(CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"}).output.split())
+    assert "prompt|feedback|agentic" in shown and "[default: feedback]" in shown
+
+
+def test_enums_are_their_strings_everywhere():
+    assert ProposerPolicy("openai") == "openai" and f"{Method.AGENTIC}" == "agentic"
+    assert list(SolverPolicy) == ["scripted", "learned", "openai"] and SCRIPTED_SOLVER.startswith(
+        "terminal:policy=scripted"
+    )
+    options = ProposeOptions(policy="openai", model="m", base_url="http://h/v1")
+    assert (
+        options.solver_spec == "terminal:policy=openai,model=m,base_url=http://h/v1"
+        and options.network_mode == "public"
+    )
+    with pytest.raises(ValueError, match="needs a model name"):
+        ProposeOptions(policy="openai")
+
+
+def test_every_autoenv_error_says_whose_fault_it_is():
+    from autoenv.agents.policies.base import PolicyConnectionError
+    from autoenv.sandbox.backends import UnknownBackend
+    from autoenv.sandbox.local.container import SandboxError
+    from autoenv.sandbox.local.image import BuildError
+    from autoenv.taskfmt.export import ExportError
+
+    cases = {
+        BuildError("RUN false failed"): Fault.TASK,
+        ExportError("x"): Fault.TASK,
+        UnknownBackend("nowhere"): Fault.BACKEND,
+        SandboxError("runc died"): Fault.SANDBOX,
+        PolicyConnectionError("refused"): Fault.ENDPOINT,
+        KeyError("x"): Fault.BUG,
+    }
+    for exc, fault in cases.items():
+        assert getattr(exc, "fault", Fault.BUG) is fault and explain(exc).kind is fault, exc
+        assert explain(exc).exit_code == EXIT_CODES[fault]
+    assert not isinstance(KeyError("x"), AutoenvError)
