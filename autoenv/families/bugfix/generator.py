@@ -209,10 +209,7 @@ DRIVERS = {
 TESTS = {
     "median": """\
 def test_reference_cases(mod):
-    rng = random.Random(RNG_SEED)
-    for _ in range(300):
-        n = rng.randint(1, 40)
-        values = [rng.randint(-50, 50) for _ in range(n)] if rng.random() < 0.5 else [rng.uniform(-1e3, 1e3) for _ in range(n)]
+    for values in random_samples(random.Random(RNG_SEED)):
         assert mod.median(values) == pytest.approx(statistics.median(values)), values
     assert mod.median((7, 3, 5)) == 5
     assert mod.median([4, 1, 3, 2]) == pytest.approx(2.5)
@@ -232,10 +229,7 @@ def reference(data):
 """,  # noqa: E501
     "mean": """\
 def test_reference_cases(mod):
-    rng = random.Random(RNG_SEED)
-    for _ in range(300):
-        n = rng.randint(1, 40)
-        values = [rng.randint(-50, 50) for _ in range(n)] if rng.random() < 0.5 else [rng.uniform(-1e3, 1e3) for _ in range(n)]
+    for values in random_samples(random.Random(RNG_SEED)):
         assert mod.mean(values) == pytest.approx(statistics.fmean(values)), values
     assert mod.mean((1, 2)) == pytest.approx(1.5)
     assert isinstance(mod.mean([1, 2]), float)
@@ -443,6 +437,16 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         def mod():
             sys.modules.pop("{module}", None)
             return importlib.import_module("{module}")
+
+
+        def random_samples(rng, count=300):
+            """Lists of 1 to 40 numbers, integers or floats, the same for the same seed."""
+            for _ in range(count):
+                n = rng.randint(1, 40)
+                if rng.random() < 0.5:
+                    yield [rng.randint(-50, 50) for _ in range(n)]
+                else:
+                    yield [rng.uniform(-1e3, 1e3) for _ in range(n)]
 
 
         ''')
