@@ -111,7 +111,7 @@ def test_enums_are_their_strings_everywhere():
         options.solver_spec == "terminal:policy=openai,model=m,base_url=http://h/v1"
         and options.network_mode == "public"
     )
-    with pytest.raises(ValueError, match="needs a model name"):
+    with pytest.raises(ValueError, match="--policy openai needs --model"):
         ProposeOptions(policy="openai")
 
 

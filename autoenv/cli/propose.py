@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
@@ -50,12 +51,10 @@ def propose(
     given = fields_of(ProposeOptions, locals())  # every option but the paths and --json is a ProposeOptions field
     from autoenv.proposer.propose import propose_async
 
-    if policy == ProposerPolicy.OPENAI and not model:
-        fail("--policy openai needs --model (and usually --base-url)")
     try:
         options = ProposeOptions(**given)
-    except ValueError as exc:
-        fail(_one_line(str(exc)).replace("Value error, ", ""))
+    except ValidationError as exc:  # the model's own checks, said as they are
+        fail("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors()))
     try:
         case = SeedCase.load(seed_case)
     except ValueError as exc:

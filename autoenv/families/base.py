@@ -113,9 +113,9 @@ class Family:
             return self.generate(case, rng)
         return self.generate(case, rng, level=level if level is not None else self.default_level)
 
-    def score(self, case: SeedCase) -> int:
-        """How many of the family's keywords the seed case's words contain (its fit when the case names no family)."""
-        words = seed_words(case)
+    def score(self, words: str) -> int:
+        """How many of the family's keywords a seed case's words (:func:`seed_words`) contain: its fit when the
+        case names no family."""
         return sum(words.count(k) for k in self.keywords)
 
 

@@ -26,7 +26,7 @@ from autoenv.families import (
     text_classification,
     xlsx_variance,
 )
-from autoenv.families.base import Family
+from autoenv.families.base import Family, seed_words
 from autoenv.families.office import folder_family
 
 if TYPE_CHECKING:
@@ -70,7 +70,8 @@ def family_for(case: SeedCase) -> Family:
             return get(case.family)
         except UnknownFamily as exc:
             raise UnknownFamily(f"seed case {case.id}: {exc}") from None
-    return max(FAMILIES.values(), key=lambda f: f.score(case))
+    words = seed_words(case)
+    return max(FAMILIES.values(), key=lambda f: f.score(words))
 
 
 def recipes() -> list[Recipe]:

@@ -11,6 +11,7 @@ the tests or the solution) and runs it. The policy reads them from
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -104,6 +105,7 @@ class ProgramRecipe(ScriptRecipe):
         return fill_program(program_source(sys.modules[type(self).__module__].__file__), params)
 
 
+@functools.cache
 def program_source(recipe_module: str) -> str:
     """The program a family's recipe writes, kept as a real file (``files/solver_program.py`` beside the recipe)."""
     source = (Path(recipe_module).with_name("files") / "solver_program.py").read_text()

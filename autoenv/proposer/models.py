@@ -137,7 +137,7 @@ class ProposeOptions(BaseModel):
     @model_validator(mode="after")
     def _model_for_openai(self) -> ProposeOptions:
         if self.policy == ProposerPolicy.OPENAI and not self.model:
-            raise ValueError("--policy openai needs a model name (--model)")
+            raise ValueError("--policy openai needs --model (and usually --base-url)")
         return self
 
     @property
