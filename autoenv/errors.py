@@ -69,6 +69,15 @@ class EndpointError(AutoenvError, RuntimeError):
     fault = Fault.ENDPOINT
 
 
+class MachineError(SandboxFault):
+    """This machine cannot build or run sandboxes (a program missing, the build network, a stand-in that cannot be
+    made, disk full): infrastructure, never a verdict on the task. ``autoenv doctor`` says what to install."""
+
+
+class BuildError(TaskError):
+    """The task's environment cannot be built; the message names the Dockerfile line."""
+
+
 class BackendUnsupported(BackendError):
     """This backend cannot run the task as written (a network policy, hardware); the task may be fine."""
 
@@ -104,8 +113,10 @@ _BY_TYPE: list[tuple[type | tuple[type, ...], Fault, str, str]] = [
     (FileNotFoundError, Fault.TASK, "",
      "check the path: a task is a folder with task.toml, instruction.md, environment/ and tests/"),
     (TaskError, Fault.TASK, "", "fix what the message names"),
+    (MachineError, Fault.SANDBOX, "this machine cannot run the local backend, not the task's fault: ",
+     "run `autoenv doctor` for what is missing and the command that installs it, then run it again"),
     (SandboxFault, Fault.SANDBOX, "the sandbox failed, not the task: ",
-     "check the machine (`scripts/system-deps.sh backend`, runc and buildah as root) and run it again"),
+     "check the machine (`autoenv doctor`; `scripts/system-deps.sh backend` installs what it needs) and run it again"),
     (EndpointError, Fault.ENDPOINT, "the model endpoint failed, not the task: ",
      "check --base-url, the API key and that the server is up, then run it again"),
 ]  # fmt: skip
@@ -113,8 +124,6 @@ _BY_TYPE: list[tuple[type | tuple[type, ...], Fault, str, str]] = [
 
 def explain(exc: BaseException, *, task: Path | str | None = None, env: str | None = None) -> Explanation:
     """What ``exc`` means for ``task`` run on ``env``, and what to do about it."""
-    from autoenv.sandbox.local.image import BuildError
-
     name = Path(task).name if task else "task"
     text = str(exc).strip()
 
@@ -158,7 +167,7 @@ def explain(exc: BaseException, *, task: Path | str | None = None, env: str | No
         return make(Fault.BACKEND, f"{name}: {text}", "run it on a backend with that hardware")
     for types, kind, what, advice in _BY_TYPE:
         if isinstance(exc, types):
-            return make(kind, f"{name}: {what}{text}", advice)
+            return make(kind, f"{name + ': ' if task else ''}{what}{text}", advice)
     return make(
         Fault.BUG,
         f"{name}: {type(exc).__name__}: {text}",

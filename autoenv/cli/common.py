@@ -47,13 +47,62 @@ def fail_with(exc: BaseException, *, task: Any = None, env: str | None = None, j
     raise typer.Exit(explained.exit_code)
 
 
+def require_machine(env: str, *, json_out: bool = False) -> None:
+    """Stop with ``autoenv doctor``'s advice (exit 4) when this machine cannot run the ``env`` backend."""
+    from autoenv.errors import MachineError
+    from autoenv.trials.doctor import require_machine as check
+
+    try:
+        check(env)
+    except MachineError as exc:
+        fail_with(exc, env=env, json_out=json_out)
+
+
 def fields_of(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
     """The command's arguments that are fields of ``model`` (a command passes ``locals()`` before it binds more)."""
     return {name: value for name, value in values.items() if name in model.model_fields}
 
 
-def progress_bar(label: str, field: str, *, transient: bool = False) -> Progress:
-    """The one progress bar of every long command: ``label``, bar, done/total, elapsed, then ``task.fields[field]``."""
+class LineProgress:
+    """The progress bar's stand-in where stderr is not a terminal (a log, CI, a pipe): one line per event.
+
+    Rich draws nothing live there, so a long command would be silent until it ends; this prints
+    ``label done/total: note`` each time the note changes, and nothing else.
+    """
+
+    def __init__(self, label: str, field: str):
+        self.label, self.field = label, field
+        self.tasks: dict[int, dict[str, Any]] = {}
+
+    def __enter__(self) -> LineProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, total: float | None = None, **fields: Any) -> int:
+        self.tasks[len(self.tasks)] = {"description": description, "total": total, "completed": 0, **fields}
+        return len(self.tasks) - 1
+
+    def update(self, task_id: int, *, advance: float = 0, **fields: Any) -> None:
+        task = self.tasks[task_id]
+        task["completed"] += advance
+        before = task.get(self.field)
+        task.update(fields)
+        if advance or task.get(self.field) != before:
+            label = self.label.replace("[bold]", "").replace("{task.description}", task["description"])
+            total = f"/{task['total']:g}" if task["total"] is not None else ""
+            print(f"{label} {task['completed']:g}{total}: {task.get(self.field, '')}", file=sys.stderr, flush=True)
+
+    def advance(self, task_id: int, advance: float = 1) -> None:
+        self.update(task_id, advance=advance)
+
+
+def progress_bar(label: str, field: str, *, transient: bool = False) -> Progress | LineProgress:
+    """The one progress bar of every long command: ``label``, bar, done/total, elapsed, then ``task.fields[field]``;
+    one line per event where stderr is not a terminal."""
+    if not console.is_terminal:
+        return LineProgress(label, field)
     return Progress(
         TextColumn(label),
         BarColumn(),

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from autoenv.cli.common import console, default, fail, option, progress_bar
+from autoenv.cli.common import console, default, fail, fail_with, option, progress_bar, require_machine
+from autoenv.errors import SandboxFault
 from autoenv.flywheel.loop import Flywheel, FlywheelConfig, RunConfigMismatch
 from autoenv.store.db import Store
 from autoenv.trials.runner import quiet_harbor_logs
@@ -47,6 +48,15 @@ def flywheel(
     env: Annotated[str, option(C, "env")] = default(C, "env"),
     ray: Annotated[str | None, option(C, "ray", "--ray")] = default(C, "ray"),
     n_concurrent: Annotated[int, option(C, "n_concurrent", "-n", min=1)] = default(C, "n_concurrent"),
+    min_accepted: Annotated[
+        int,
+        typer.Option(
+            "--min-accepted",
+            min=0,
+            help="Exit 1 when the run accepted fewer proposed tasks than this (the main job uses 1: a run that "
+            "accepted nothing did nothing).",
+        ),
+    ] = 0,
     out: Annotated[Path, option(C, "out_dir", "--out")] = default(C, "out_dir"),
 ) -> None:
     """Failures -> proposer -> accepted tasks -> grouped rollouts -> training, resumable from the store."""
@@ -83,6 +93,7 @@ def flywheel(
     if benchmark is not None:
         given["benchmark_dir"] = benchmark
     config = FlywheelConfig(**given)
+    require_machine(env)
     quiet_harbor_logs()
     store = Store(db)
     with progress_bar("[bold]{task.description}", "note") as progress:
@@ -100,6 +111,8 @@ def flywheel(
 
         try:
             reports = asyncio.run(Flywheel(config, store, progress=on_event).run())
+        except SandboxFault as exc:  # the machine, not the tasks: nothing was recorded as invalid
+            fail_with(exc, env=env)
         except (RuntimeError, RunConfigMismatch, FileNotFoundError) as exc:
             fail(str(exc), code=2 if isinstance(exc, RunConfigMismatch | FileNotFoundError) else 1)
     table = Table(title=f"flywheel run {run!r} ({config.baseline}; {config.policies} policy)")
@@ -119,6 +132,12 @@ def flywheel(
         )
     console.print(table)
     console.print(f"store: {store.url}")
+    accepted = sum(r.accepted for r in reports)
+    if accepted < min_accepted:
+        fail(
+            f"the run accepted {accepted} proposed task(s), fewer than --min-accepted {min_accepted}: the proposals' "
+            f"reasons are in the store ({store.url}); `autoenv doctor` checks the machine"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from autoenv.cli.common import console, fail, print_json
+from autoenv.errors import MachineError
 from autoenv.sandbox.local import cache, standins
 from autoenv.sandbox.local.image import BuildError, ensure_base, images_dir
 from autoenv.sandbox.local.image import remove as remove_image
@@ -56,7 +57,7 @@ def make(
     for ref in refs:
         try:
             sub = ensure_base(ref, sys.stderr)
-        except BuildError as exc:
+        except (BuildError, MachineError) as exc:
             fail(str(exc))
         console.print(f"{ref}: " + (f"stand-in ({sub.note})" if sub else "available"), highlight=False)
 

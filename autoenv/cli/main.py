@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from autoenv.cli import doctor as doctor_cli
 from autoenv.cli import export as export_cli
 from autoenv.cli import flywheel as flywheel_cli
 from autoenv.cli import images as images_cli
@@ -31,6 +32,7 @@ train_cli.register(app)
 flywheel_cli.register(app)
 images_cli.register(app)
 propose_cli.register(app)
+doctor_cli.register(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,7 +13,18 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from autoenv.cli.common import console, default, fail, fields_of, option, print_json, progress_bar
+from autoenv.cli.common import (
+    console,
+    default,
+    fail,
+    fail_with,
+    fields_of,
+    option,
+    print_json,
+    progress_bar,
+    require_machine,
+)
+from autoenv.errors import SandboxFault
 from autoenv.proposer.models import ProposeOptions, ProposeSummary, SeedCase
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.trials import runner
@@ -63,6 +74,7 @@ def propose(
         environment_config(env)
     except UnknownBackend as exc:
         fail(str(exc))
+    require_machine(env, json_out=json_out)
     try:
         from autoenv.families.registry import family_for
 
@@ -130,6 +142,8 @@ def _run_with_progress(
                     case, out_dir=out, workspace=workspace, on_event=on_event, **options.model_dump(exclude_unset=True)
                 )
             )
+        except SandboxFault as exc:  # the machine, not the proposer: no attempt was recorded for it
+            fail_with(exc, env=options.env)
         except ValueError as exc:
             fail(str(exc))
 

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from autoenv.cli.common import console, fail, fail_with, print_json, progress_bar
+from autoenv.cli.common import console, fail, fail_with, print_json, progress_bar, require_machine
 from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.spec import SolverSpec
 from autoenv.taskfmt.check import Level, find_tasks, is_task_dir
@@ -36,11 +36,12 @@ ThresholdOpt = Annotated[float, typer.Option(help="Reward that counts as a pass 
 COLOURS = {"pass": "green", "FAIL": "red", "skip": "yellow"}
 
 
-def _check_env(env: str) -> None:
+def _check_env(env: str, json_out: bool = False) -> None:
     try:
         environment_config(env)
     except UnknownBackend as exc:
         fail(str(exc))
+    require_machine(env, json_out=json_out)
 
 
 def _print_validation(report: ValidationReport) -> None:
@@ -219,7 +220,7 @@ def calibrate(
                 )
             )
         except Exception as exc:  # noqa: BLE001 - the CLI boundary: said for a user by fail_with
-            fail(f"{path}: calibration could not run: {exc}")
+            fail_with(exc, task=path, env=env, json_out=json_out)
     validation = cached_validation(path)
     r_p = proposer_reward(validation, report) if validation is not None else None
     if json_out:

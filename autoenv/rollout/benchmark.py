@@ -6,7 +6,7 @@ from pathlib import Path
 
 from autoenv.spec import SolverSpec
 from autoenv.taskfmt.check import find_tasks
-from autoenv.trials.runner import TrialOutcome, arun_many
+from autoenv.trials.runner import TrialOutcome, arun_many, stop_on_machine_fault
 
 
 async def score_benchmark(
@@ -37,4 +37,5 @@ async def score_benchmark(
             kwargs.update(seed=10_000 + 100 * step + i, policy_version=policy_version)
         jobs += [(t, spec.agent, kwargs) for t in tasks]
     outcomes: list[TrialOutcome] = await arun_many(jobs, n_concurrent=n_concurrent, env=spec.env, trials_dir=trials_dir)
+    stop_on_machine_fault(outcomes)
     return sum(o.reward or 0.0 for o in outcomes) / len(outcomes)

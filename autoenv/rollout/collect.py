@@ -20,7 +20,7 @@ from typing import Any
 from autoenv.spec import SolverSpec
 from autoenv.store.db import Store
 from autoenv.train.grpo import group_advantages
-from autoenv.trials.runner import TrialOutcome, arun_trial
+from autoenv.trials.runner import TrialOutcome, arun_trial, stop_on_machine_fault
 
 
 @dataclass
@@ -112,6 +112,7 @@ async def collect_groups(
     for start in range(0, len(jobs), chunk):
         batch = jobs[start : start + chunk]
         outcomes = await executor(batch, spec, trials_dir)
+        stop_on_machine_fault(outcomes)  # before storing: a rerun resumes these rollouts on a repaired machine
         for job, outcome in zip(batch, outcomes):
             store.add_rollout(
                 run=run,

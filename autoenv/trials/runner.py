@@ -21,7 +21,7 @@ from harbor.models.trial.result import TrialResult
 from harbor.trial.trial import Trial
 from pydantic import BaseModel
 
-from autoenv.errors import Fault, explain
+from autoenv.errors import Fault, MachineError, explain
 from autoenv.sandbox.backends import environment_config
 from autoenv.sandbox.local.environment import IMAGE_RECORD
 
@@ -39,6 +39,8 @@ ERROR_KINDS = {
     "EnvironmentStartTimeoutError": "build",
     # the sandbox runtime failed (runc, mounts, slirp4netns): infrastructure, not the task
     "SandboxError": "sandbox",
+    # this machine cannot build or run any sandbox (a program missing, the build network): stages stop on it
+    "MachineError": "machine",
     "AgentTimeoutError": "agent_timeout",
     "AgentSetupTimeoutError": "agent_setup_timeout",
     "VerifierTimeoutError": "verifier_timeout",
@@ -193,6 +195,8 @@ async def arun_many(
             except Exception as exc:  # noqa: BLE001 - a task Harbor cannot load, or a backend that cannot run it
                 kind = explain(exc, task=task_dir, env=kwargs.get("env", "local")).kind
                 error = {Fault.BACKEND: "backend_unsupported", Fault.SANDBOX: "sandbox"}.get(kind, "invalid_task")
+                if isinstance(exc, MachineError):
+                    error = "machine"
                 outcome = TrialOutcome(
                     task=Path(task_dir).name,
                     agent=agent,
@@ -208,3 +212,15 @@ async def arun_many(
         return outcome
 
     return list(await asyncio.gather(*(one(job[0], job[1], job[2] if len(job) > 2 else {}) for job in jobs)))
+
+
+def stop_on_machine_fault(outcomes: list[TrialOutcome]) -> None:
+    """Raise :class:`MachineError` when a trial failed because this machine cannot build or run sandboxes.
+
+    Such an outcome says nothing about the task or the policy: a stage that scored it would record a machine
+    fault as an invalid task, a failed rollout or a zero benchmark, so the stages (calibration, rollouts, the
+    benchmark) stop on the first one instead, with ``autoenv doctor``'s advice.
+    """
+    for outcome in outcomes:
+        if outcome.error == "machine":
+            raise MachineError(f"{outcome.task}: {(outcome.error_message or '').strip()[:1500]}")

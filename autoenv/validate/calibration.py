@@ -25,7 +25,7 @@ from harbor.models.task.task import Task
 from pydantic import BaseModel, Field, field_validator
 
 from autoenv.spec import SolverSpec
-from autoenv.trials.runner import TrialOutcome, arun_many
+from autoenv.trials.runner import TrialOutcome, arun_many, stop_on_machine_fault
 from autoenv.validate import cache
 from autoenv.validate.stats import wilson_interval
 from autoenv.validate.validation import autoenv_version
@@ -180,6 +180,7 @@ async def acalibrate(
     outcomes: list[TrialOutcome] = await arun_many(
         jobs, n_concurrent=n_concurrent, on_done=on_done, env=env, trials_dir=trials_root
     )
+    stop_on_machine_fault(outcomes)
 
     counted = [o for o in outcomes if o.error in SOLVER_ERRORS]
     passes = sum(1 for o in counted if o.reward is not None and o.reward >= threshold)

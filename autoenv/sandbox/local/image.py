@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from rich.console import Console
 
-from autoenv.errors import TaskError
+from autoenv.errors import BuildError, MachineError
 from autoenv.sandbox.local import cache as image_cache
 from autoenv.sandbox.local import standins
 from autoenv.sandbox.local.standins import Substitution
@@ -37,10 +37,6 @@ BUILDER_VERSION = "3"
 
 IMAGE_REPO = "localhost/autoenv/env"
 ROOTFS_PREFIX = "autoenv-rootfs-"
-
-
-class BuildError(TaskError):
-    """The environment cannot be built; the message names the Dockerfile line."""
 
 
 class ImageConfig(BaseModel):
@@ -110,18 +106,52 @@ def base_images(dockerfile_text: str) -> list[str]:
 _pull_failed: dict[str, str] = {}
 
 
+def unpinned(ref: str) -> str:
+    """``name:tag@sha256:...`` -> ``name:tag`` (the name a stand-in for a digest-pinned base is tagged as)."""
+    name, _, _digest = ref.partition("@")
+    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
+
+
+_standin_failed: dict[str, str] = {}
+
+
+def _log_tail(log, lines: int = 6) -> str:
+    """The last lines of a build log that is a real file (what buildah said), for the error message."""
+    try:
+        text = Path(log.name).read_text(errors="replace")
+    except (AttributeError, OSError, TypeError):
+        return ""
+    tail = [ln for ln in text.splitlines() if ln.strip()][-lines:]
+    return ("\n" + "\n".join(tail)) if tail else ""
+
+
 def _registry(ref: str) -> str:
     first = ref.split("/")[0]
     return first if ("." in first or ":" in first or first == "localhost") and "/" in ref else "docker.io"
 
 
 def ensure_base(ref: str, log) -> Substitution | None:
-    """Make ``ref`` resolvable without a registry: present, pulled, or a stand-in tagged as ``ref``."""
+    """Make ``ref`` resolvable without a registry: present, pulled, or a stand-in tagged as ``ref``.
+
+    A digest-pinned reference (``name:tag@sha256:...``, what careful task authors write) cannot be tagged: where
+    no registry serves it, the stand-in is tagged as ``name:tag`` and :func:`build_image` builds from that
+    (:func:`unpinned`); the substitution records the digest that was asked for.
+    """
+    pinned = "@" in ref
+    local = unpinned(ref)
     marker = images_dir() / "standins" / (re.sub(r"[^\w.-]", "_", ref) + ".json")
-    if standins.image_exists(ref):
-        if not marker.is_file():
-            return None  # a real image (pulled or loaded by the user)
+    if marker.is_file() and standins.image_exists(local):
         sub = Substitution.model_validate_json(marker.read_text())
+        log.write(f"autoenv: base image {ref} is a stand-in: {sub.note}\n")
+        return sub
+    if standins.image_exists(ref) or (pinned and standins.image_exists(local)):
+        made_by = standins.standin_label(ref if standins.image_exists(ref) else local)
+        if not made_by:
+            return None  # a real image (pulled or loaded by the user)
+        # a short name that resolves to one of our stand-ins (``debian:bookworm``) is a substitution all the same
+        standin = standins.standin_for(ref)
+        note = standin.note if standin else f"{ref}: autoenv's stand-in {made_by}"
+        sub = Substitution(requested=ref, stand_in=made_by, note=note)
         log.write(f"autoenv: base image {ref} is a stand-in: {sub.note}\n")
         return sub
     registry = _registry(ref)
@@ -140,28 +170,81 @@ def ensure_base(ref: str, log) -> Substitution | None:
             f"stand-in for it; "
             f"stand-ins exist for: {', '.join(standins.supported_patterns())}"
         )
+    if standin.image in _standin_failed:  # once per process: every task of the run would fail the same way
+        raise MachineError(_standin_failed[standin.image])
     with _locked(images_dir() / "standins" / f"{standin.image.replace('/', '_')}.lock"):
         if not standins.image_exists(standin.image):
-            message = (
-                f"autoenv: making stand-in {standin.image} for {ref} (first use; Debian packages via mmdebstrap)\n"
-            )
-            log.write(message)
+            message = f"autoenv: making stand-in {standin.image} for {ref} (first use; Debian packages via mmdebstrap)"
+            log.write(message + "\n")
             console = Console(stderr=True)
-            if not console.is_terminal:
-                print(message.strip(), file=sys.stderr)
             try:
-                with console.status(message.strip() + " ...", spinner="dots"):
+                if console.is_terminal:
+                    with console.status(message + " ...", spinner="dots"):
+                        standins.ensure_image(standin, log)
+                else:  # a log or a pipe: one line for the event, no spinner frames
+                    print(message, file=sys.stderr, flush=True)
                     standins.ensure_image(standin, log)
-            except (RuntimeError, subprocess.CalledProcessError) as exc:
-                raise BuildError(f"could not make the stand-in for {ref}: {exc}") from exc
-    _buildah("tag", standin.image, ref)
-    sub = Substitution(requested=ref, stand_in=standin.image, note=standin.note)
+            except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+                # the stand-in is autoenv's own Dockerfile: its failure is the machine's, never the task's
+                _standin_failed[standin.image] = (
+                    f"could not make the stand-in base image {standin.image} for {ref}: {exc}{_log_tail(log)}"
+                )
+                raise MachineError(_standin_failed[standin.image]) from exc
+    _buildah("tag", standin.image, local)
+    note = standin.note + (f" (pinned to {ref.split('@', 1)[1]}, which no registry here serves)" if pinned else "")
+    sub = Substitution(requested=ref, stand_in=standin.image, note=note)
     marker.write_text(sub.model_dump_json())
     log.write(f"autoenv: base image {ref} is a stand-in: {sub.note}\n")
     return sub
 
 
 # -- building --------------------------------------------------------------------------
+
+#: What buildah prints when the machine, not the Dockerfile, failed a step: its build network (netavark needs
+#: iptables), the OCI runtime, the overlay storage, a full disk.
+_MACHINE_SIGNS = re.compile(
+    r"netavark|aardvark|slirp4netns|iptables|\bOCI runtime\b|runc: |no space left on device|"
+    r"error creating overlay mount|mount_setattr|cannot set up namespace|error mounting",
+    re.IGNORECASE,
+)
+_control_ok: dict[str, bool] = {}
+
+
+def machine_fault(output: str, base: str | None) -> str | None:
+    """Why a failed ``buildah bud`` is this machine's fault, or None when the Dockerfile is to blame.
+
+    Known signs in buildah's output decide at once; otherwise a control build (the same base, one ``RUN``
+    step that needs the build network and the runtime) tells a machine that cannot run any step from a
+    Dockerfile step that fails on its own. The control runs once per base and process.
+    """
+    if match := _MACHINE_SIGNS.search(output):
+        line = next((ln for ln in output.splitlines() if match.group(0) in ln), match.group(0))
+        return f"{line.strip()[:400]} (run `autoenv doctor`)"
+    if not base or base in _control_ok:
+        return None
+    control = control_build(base)
+    _control_ok[base] = control is None
+    return None if control is None else f"even a one-line RUN step on {base} fails: {control} (run `autoenv doctor`)"
+
+
+def control_build(base: str) -> str | None:
+    """Build ``FROM base`` + ``RUN true`` (the build network and runtime in use); None when it works, else why."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="autoenv-control-") as tmp:
+        (Path(tmp) / "Dockerfile").write_text(f"FROM {base}\nRUN true\n")
+        try:
+            result = subprocess.run(
+                ["buildah", "bud", "--pull=never", "--layers=false", "--rm", "-t", "localhost/autoenv/control", tmp],
+                capture_output=True, text=True, cwd="/", timeout=300,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return str(exc)
+    subprocess.run(["buildah", "rmi", "localhost/autoenv/control"], capture_output=True, cwd="/")
+    if result.returncode == 0:
+        return None
+    lines = [ln for ln in (result.stdout + result.stderr).splitlines() if ln.strip()]
+    return lines[-1][:400] if lines else f"buildah exited {result.returncode}"
 
 
 def _step_line(dockerfile: Path, output: str) -> str:
@@ -224,6 +307,15 @@ def _build_locked(
         else:
             raise BuildError(f"{environment_dir}: no Dockerfile and no docker_image in task.toml")
         subs = [s for s in (ensure_base(b, log) for b in bases) if s is not None]
+        build_file = dockerfile
+        pinned = [s.requested for s in subs if "@" in s.requested]
+        if pinned and dockerfile.is_file():
+            # the stand-in cannot carry the digest: build from a copy whose FROM lines name it without one
+            text = dockerfile.read_text(errors="replace")
+            for ref in pinned:
+                text = text.replace(ref, unpinned(ref))
+            build_file = directory / "Dockerfile.unpinned"
+            build_file.write_text(text)
         if dockerfile.is_file():
             log.write(f"$ buildah bud {environment_dir}\n")
             log.flush()
@@ -237,7 +329,7 @@ def _build_locked(
                     "-t",
                     tag,
                     "-f",
-                    str(dockerfile),
+                    str(build_file),
                     str(environment_dir),
                 ],
                 stdout=subprocess.PIPE,
@@ -248,7 +340,13 @@ def _build_locked(
             log.write(result.stdout)
             if result.returncode != 0:
                 lines = [ln for ln in result.stdout.splitlines() if ln.strip()]
-                raise BuildError(f"{_step_line(dockerfile, result.stdout)}: build failed:\n" + "\n".join(lines[-25:]))
+                detail = "\n".join(lines[-25:])
+                fault = machine_fault(result.stdout, bases[0] if bases else None)
+                if fault:
+                    raise MachineError(
+                        f"building {environment_dir} failed for a reason outside its Dockerfile: {fault}"
+                    )
+                raise BuildError(f"{_step_line(dockerfile, result.stdout)}: build failed:\n{detail}")
         else:
             _buildah("tag", docker_image, tag)
     info = json.loads(_buildah("inspect", "--type", "image", tag).stdout)

@@ -280,6 +280,17 @@ def image_exists(image: str) -> bool:
     return subprocess.run(["buildah", "inspect", "--type", "image", image], capture_output=True).returncode == 0
 
 
+def standin_label(image: str) -> str | None:
+    """The stand-in an image was made from (its ``org.autoenv.standin`` label), or None for a real image."""
+    result = subprocess.run(
+        ["buildah", "inspect", "--type", "image", "--format", '{{index .OCIv1.Config.Labels "org.autoenv.standin"}}',
+         image],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    label = result.stdout.strip() if result.returncode == 0 else ""
+    return None if not label or label == "<no value>" else label
+
+
 def ensure_image(standin: StandIn, log) -> str:
     """Make the stand-in unless it exists already."""
     if image_exists(standin.image):
