@@ -35,7 +35,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 GRADER_UID = 65533
 AGENT_UID = 65534
@@ -55,50 +54,69 @@ class AgentCrashed(AssertionError):
 # -- the child: runs as nobody, imports the agent's module, answers requests -------------------------------------
 
 CHILD = r"""
-import importlib, json, os, sys, traceback
+import importlib, json, os, sys
 reply = os.fdopen(int(sys.argv[2]), "w", buffering=1)
 os.dup2(2, 1)  # the agent's prints go to stderr, never into the replies
-path = sys.argv[1]
-sys.path.insert(0, path)
+sys.path.insert(0, sys.argv[1])
+objects, modules = {}, {}
 
-def plain(value, depth=0):
+def mro(cls):
+    return [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__]
+
+def encode(value, depth=0):
     if depth > 50:
         raise ValueError("nested too deeply")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, (list, tuple)):
-        return [plain(v, depth + 1) for v in value]
+    if isinstance(value, list):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value) and "__ref__" not in value:
+        return {k: encode(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
-        return sorted((plain(v, depth + 1) for v in value), key=repr)
-    if isinstance(value, dict):
-        return {str(k): plain(v, depth + 1) for k, v in value.items()}
+        return {"__set__": [encode(v, depth + 1) for v in value]}
     if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if hasattr(value, "__dict__"):
-        return {k: plain(v, depth + 1) for k, v in vars(value).items() if not k.startswith("_")}
-    return repr(value)
+        return {"__bytes__": value.decode("latin-1")}
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return {"__exc__": mro(value)}
+    objects[id(value)] = value
+    return {"__ref__": id(value), "type": type(value).__qualname__, "callable": callable(value)}
 
-modules = {}
+def decode(value):
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if "__ref__" in value:
+            return objects[value["__ref__"]]
+        if "__tuple__" in value:
+            return tuple(decode(v) for v in value["__tuple__"])
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
 for line in sys.stdin:
     request = json.loads(line)
     try:
         name = request["module"]
         if name not in modules:
             modules[name] = importlib.import_module(name)
-        scope = {"m": modules[name], **request.get("names", {})}
-        if "fn" in request:
-            target = modules[name]
-            for part in request["fn"].split("."):
-                target = getattr(target, part)
-            result = target(*request.get("args", []), **request.get("kwargs", {}))
-        else:
+        target = modules[name] if request.get("ref") is None else objects[request["ref"]]
+        if request.get("code") is not None:
+            scope = {"m": target, **decode(request.get("names", {}))}
             exec(request["code"], scope)
             result = scope.get("result")
-        answer = {"ok": plain(result)}
+        else:
+            for part in filter(None, (request.get("name") or "").split(".")):
+                target = getattr(target, part)
+            if request.get("call"):
+                result = target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))
+            else:
+                result = target
+        answer = {"ok": encode(result)}
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        answer = {"raised": {"type": type(exc).__name__, "message": str(exc)[:2000]}}
+        answer = {"raised": {"type": type(exc).__name__, "mro": mro(type(exc)), "message": str(exc)[:2000]}}
     reply.write(json.dumps(answer) + "\n")
 """
 
@@ -292,38 +310,101 @@ def _ask(request: dict) -> dict:
     return json.loads(line)
 
 
-def _unwrap(answer: dict, what: str):
+_exception_classes: dict[str, type] = {}
+
+
+def _exception_class(mro: list[str]) -> type:
+    """A local exception class standing for the agent's (by qualified name, its bases in the same order), so that
+    ``pytest.raises(mod.ValidationError)`` matches what the agent's code raised, and nothing else."""
+    name = mro[0]
+    if name.startswith("builtins."):
+        cls = getattr(builtins, name.split(".", 1)[1], None)
+        if isinstance(cls, type) and issubclass(cls, BaseException) and not issubclass(cls, AssertionError):
+            return cls
+        return AgentError
+    if name not in _exception_classes:
+        base = _exception_class(mro[1:]) if len(mro) > 1 else AgentError
+        base = AgentError if base in (BaseException, Exception) else base
+        bases = (base,) if issubclass(base, AgentError) else (base, AgentError)
+        _exception_classes[name] = type(name.rsplit(".", 1)[-1], bases, {"__module__": "agent." + name})
+    return _exception_classes[name]
+
+
+def _encode(value):
+    if isinstance(value, Remote):
+        return {"__ref__": value._ref}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode(value, owner: AgentModule):
+    if isinstance(value, list):
+        return [_decode(v, owner) for v in value]
+    if isinstance(value, dict):
+        if "__ref__" in value:
+            return Remote(owner, value["__ref__"], str(value.get("type")), bool(value.get("callable")))
+        if "__tuple__" in value:
+            return tuple(_decode(v, owner) for v in value["__tuple__"])
+        if "__set__" in value:
+            return {_decode(v, owner) for v in value["__set__"]}
+        if "__bytes__" in value:
+            return str(value["__bytes__"]).encode("latin-1")
+        if "__exc__" in value:
+            return _exception_class([str(n) for n in value["__exc__"]])
+        return {k: _decode(v, owner) for k, v in value.items()}
+    return value
+
+
+def _unwrap(answer: dict, what: str, owner: AgentModule):
     if "ok" in answer:
-        return answer["ok"]
+        return _decode(answer["ok"], owner)
     if "raised" in answer:
-        kind, message = answer["raised"].get("type", ""), answer["raised"].get("message", "")
-        cls = getattr(builtins, str(kind), None)
-        if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, AssertionError):
-            raise cls(message)
-        raise AgentError(f"{kind}: {message}")
+        raised = answer["raised"]
+        cls = _exception_class([str(n) for n in raised.get("mro") or [f"agent.{raised.get('type')}"]])
+        raise cls(str(raised.get("message", "")))
     raise AgentCrashed(f"{what}: {answer.get('crashed', 'no reply')}")
 
 
-class AgentModule:
-    """A module of the agent's, used from the grader: attribute calls run in the agent's child process."""
+class Remote:
+    """An object that lives in the agent's process (an instance, a class, a function): attributes are read and
+    calls made there; plain values (numbers, strings, lists, tuples, dicts) come back as themselves."""
 
-    def __init__(self, module: str, path: str = "/app", timeout: float = DEFAULT_TIMEOUT):
-        self._module, self._path, self._timeout = module, path, timeout
+    def __init__(self, owner: AgentModule, ref: int | None, type_name: str, is_callable: bool):
+        self._owner, self._ref, self._type, self._callable = owner, ref, type_name, is_callable
 
     def __getattr__(self, name: str):
-        if name.startswith("_"):
+        if name.startswith("__"):
             raise AttributeError(name)
+        return self._owner._request(self._ref, name=name)
 
-        def call(*args, **kwargs):
-            request = {"module": self._module, "path": self._path, "fn": name, "args": list(args), "kwargs": kwargs}
-            return _unwrap(_ask({**request, "timeout": self._timeout}), f"{self._module}.{name}")
+    def __call__(self, *args, **kwargs):
+        return self._owner._request(self._ref, call=True, args=args, kwargs=kwargs)
 
-        return call
+    def __repr__(self) -> str:
+        return f"<agent {self._type}>"
+
+
+class AgentModule(Remote):
+    """A module of the agent's, used from the grader: everything it gives runs in the agent's child process."""
+
+    def __init__(self, module: str, path: str = "/app", timeout: float = DEFAULT_TIMEOUT):
+        super().__init__(self, None, "module " + module, False)
+        self._module, self._path, self._timeout = module, path, timeout
+
+    def _request(self, ref: int | None, *, name: str = "", call: bool = False, args=(), kwargs=None):
+        request = {"module": self._module, "path": self._path, "ref": ref, "name": name, "call": call}
+        request.update(args=_encode(list(args)), kwargs=_encode(kwargs or {}), timeout=self._timeout)
+        return _unwrap(_ask(request), f"{self._module}.{name}" if name else self._module, self)
 
     def run(self, code: str, **names):
         """Run ``code`` in the agent's process with its module as ``m`` (and ``names``); return its ``result``."""
-        request = {"module": self._module, "path": self._path, "code": code, "names": names, "timeout": self._timeout}
-        return _unwrap(_ask(request), f"{self._module}: {code.strip().splitlines()[0][:60] if code.strip() else ''}")
+        request = {"module": self._module, "path": self._path, "code": code, "names": _encode(names)}
+        return _unwrap(_ask({**request, "timeout": self._timeout}), f"{self._module}: {code.strip()[:60]}", self)
 
     def reset(self) -> AgentModule:
         """A fresh import next time (as ``sys.modules.pop`` would)."""
@@ -332,19 +413,44 @@ class AgentModule:
 
 
 def agent_module(module: str, path: str = "/app", *, timeout: float = DEFAULT_TIMEOUT, fresh: bool = True):
-    """The agent's ``module`` (imported from ``path``) for calls from a test; ``fresh``: a new import."""
+    """The agent's ``module`` (imported from ``path`` in a process of its own, as nobody) for calls from a test;
+    ``fresh``: a new import, as a test that pops it from ``sys.modules`` would have."""
     handle = AgentModule(module, path, timeout)
     return handle.reset() if fresh else handle
 
 
 def run_agent(
-    argv: list[str], *, input: str | None = None, cwd: str = "/app", timeout: float = DEFAULT_TIMEOUT, env=None
+    argv,
+    *,
+    input=None,
+    cwd: str = "/app",
+    timeout: float = DEFAULT_TIMEOUT,
+    env: dict[str, str] | None = None,
+    text: bool = False,
+    capture_output: bool = True,
+    check: bool = False,
+    **_ignored,
 ) -> subprocess.CompletedProcess:
-    """Run one of the agent's programs as nobody (never as the grader); its output as text."""
-    answer = _ask({"op": "run", "argv": list(argv), "input": input, "cwd": cwd, "timeout": timeout, "env": env})
+    """``subprocess.run`` for the agent's programs: run as nobody by the broker, never as the grader.
+
+    Takes ``subprocess.run``'s usual keywords (``input``, ``cwd``, ``timeout``, ``env``, ``text``, ``check``); the
+    output is always captured. A program that outlives ``timeout`` raises ``subprocess.TimeoutExpired``.
+    """
+    argv = [str(a) for a in ([argv] if isinstance(argv, str) else argv)]
+    data = input.decode("utf-8", "replace") if isinstance(input, bytes) else input
+    request = {"op": "run", "argv": argv, "input": data, "cwd": str(cwd), "timeout": timeout, "env": env}
+    answer = _ask(request)
     if "returncode" not in answer:
         raise AgentCrashed(f"{argv}: {answer.get('crashed', 'no reply')}")
-    return subprocess.CompletedProcess(argv, answer["returncode"], answer["stdout"], answer["stderr"])
+    if answer.get("timed_out"):
+        raise subprocess.TimeoutExpired(argv, timeout)
+    out, err = answer["stdout"], answer["stderr"]
+    if not text:
+        out, err = out.encode(), err.encode()
+    done = subprocess.CompletedProcess(argv, answer["returncode"], out, err)
+    if check:
+        done.check_returncode()
+    return done
 
 
 if __name__ == "__main__":
