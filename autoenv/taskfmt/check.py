@@ -183,6 +183,41 @@ def _finding(rel: str, text: str, match: re.Match, rule: str, message: str, advi
     return Problem(path=rel, line=_line_of(text, match.start()), rule=rule, message=message, advice=advice)
 
 
+_APP_ON_PATH = re.compile(r"sys\.path\.(?:insert|append)\([^)]*[\"']/app")
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))", re.MULTILINE)
+IN_JUDGE_ADVICE = (
+    "call the agent's code through tests/agentcall.py (agent_module(...), run_agent([...])): it runs in a process "
+    "of its own as nobody; imported into pytest, a module that calls os._exit(0) or rewrites pytest's reports "
+    "decides the reward (autoenv.grading; the families write this runner)"
+)
+
+
+def agent_code_in_judge(path: Path) -> list[Problem]:
+    """Test files that import the agent's code into the process that decides the reward, with file and line."""
+    env_dir, tests_dir = path / "environment", path / "tests"
+    agent_modules = {p.stem for p in env_dir.rglob("*.py")} | {p.parent.name for p in env_dir.rglob("__init__.py")}
+    problems = []
+    for test in sorted(tests_dir.rglob("*.py")) if tests_dir.is_dir() else []:
+        if test.name == "agentcall.py":
+            continue
+        text = test.read_text(errors="replace")
+        found = list(_APP_ON_PATH.finditer(text))
+        found += [m for m in _IMPORT.finditer(text) if (m.group(1) or m.group(2)).split(".")[0] in agent_modules]
+        for match in found[:1]:
+            problems.append(
+                _finding(
+                    str(test),
+                    text,
+                    match,
+                    "autoenv-agent-code-in-judge",
+                    f"the tests run the agent's code inside pytest ({match.group(0).strip()[:80]!r})",
+                    IN_JUDGE_ADVICE,
+                )
+            )
+            problems[-1].level = Level.NOTE
+    return problems
+
+
 def hygiene(path: Path) -> list[Problem]:
     """Merge-conflict markers and committed credentials in any of the task's files."""
     problems = []

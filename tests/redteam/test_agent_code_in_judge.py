@@ -10,16 +10,13 @@ unsolved (the bug stays) and must get reward 0; the oracle still gets 1.
 from __future__ import annotations
 
 import asyncio
-import random
 import shlex
 from pathlib import Path
 
 import pytest
 
-from autoenv.families import registry
-from autoenv.proposer.models import SeedCase
 from autoenv.trials.runner import arun_many
-from tests.conftest import EXAMPLE_TASKS, REPO, needs_namespaces
+from tests.conftest import EXAMPLE_TASKS, needs_namespaces
 from tests.redteam.attacker import IMPORT_PATH
 
 pytestmark = [needs_namespaces, pytest.mark.slow]
@@ -80,16 +77,9 @@ def attack_script(code: str) -> str:
     )
 
 
-def _generated_bugfix_tasks(root: Path, n: int = 3) -> list[Path]:
-    case = SeedCase.load(REPO / "examples" / "seed_cases" / "median-bug-unsorted.yaml")
-    family = registry.get("bugfix")
-    return [family.generate(case, random.Random(seed)).write(root / f"bugfix-{seed}") for seed in range(n)]
-
-
 @pytest.fixture(scope="module")
 def targets(tmp_path_factory) -> list[Path]:
-    root = tmp_path_factory.mktemp("bugfix")
-    return [EXAMPLE_TASKS / "fix-median-bug", *_generated_bugfix_tasks(root)]
+    return [EXAMPLE_TASKS / "fix-median-bug"]
 
 
 @pytest.mark.parametrize("cheat", sorted(CHEATS))

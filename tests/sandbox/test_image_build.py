@@ -131,3 +131,21 @@ def test_images_share_layers_with_the_same_prefix(make_task):
 
     la, lb = layers(a), layers(b)
     assert la[:-1] == lb[:-1] and la[-1] != lb[-1]
+
+
+@pytest.mark.parametrize("base", ["python:3.12-slim", "debian:bookworm"])
+def test_a_digest_pinned_base_builds_on_its_stand_in_and_records_the_pin(make_task, trials_dir, base):
+    """Careful authors pin bases by digest (Terminal-Bench 2 requires it); where no registry serves the digest,
+    the stand-in is used under the pinned name and the substitution says which digest was asked for."""
+    digest = "sha256:" + "ab" * 32
+    task = _task(
+        make_task,
+        f"pinned-{base.split(':')[0]}",
+        f"FROM {base}@{digest}\nWORKDIR /app\nRUN echo pinned > /etc/pinned\n",
+        "#!/bin/bash\ncat /etc/pinned > /app/out.txt\n",
+        "pinned",
+    )
+    outcome = run_trial(task, "oracle", trials_dir=trials_dir)
+    assert outcome.error is None, outcome.error_message
+    assert outcome.reward == 1.0
+    assert any(digest in note for note in outcome.stand_ins), outcome.stand_ins

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import bundled_tasks, write_task
+from tests.conftest import EXAMPLE_TASKS, bundled_tasks, write_task
 
 AUTOENV = [sys.executable, "-m", "autoenv.cli.main"]
 
@@ -185,3 +185,22 @@ def test_no_oracle_makes_a_missing_solution_a_note(tmp_path):
     assert "--no-oracle" in next(p for p in report["problems"] if p["rule"] == "autoenv-solution")["advice"]
     code, report = check_json("--no-oracle", task)
     assert code == 0 and _levels(report)["autoenv-solution"] == "note", report
+
+
+def test_tests_that_import_the_agents_code_into_pytest_are_flagged_with_file_and_line(tmp_path):
+    """The judge must not run the agent's code: an in-process import is a warning naming the file and line."""
+    import shutil
+
+    from autoenv.taskfmt.check import agent_code_in_judge
+
+    task = tmp_path / "median"
+    shutil.copytree(EXAMPLE_TASKS / "fix-median-bug", task)
+    assert agent_code_in_judge(task) == []  # the bundled task calls it through tests/agentcall.py
+    test = task / "tests" / "test_outputs.py"
+    test.write_text('import pytest\nimport sys\n\nsys.path.insert(0, "/app")\nimport stats_utils\n')
+    found = agent_code_in_judge(task)
+    assert [(p.path, p.line, p.level.value, p.rule) for p in found] == [
+        (str(test), 4, "note", "autoenv-agent-code-in-judge")
+    ]
+    test.write_text("import pytest\nfrom stats_utils import median\n")
+    assert [p.line for p in agent_code_in_judge(task)] == [2]
