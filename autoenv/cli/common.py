@@ -94,9 +94,6 @@ class LineProgress:
             total = f"/{task['total']:g}" if task["total"] is not None else ""
             print(f"{label} {task['completed']:g}{total}: {task.get(self.field, '')}", file=sys.stderr, flush=True)
 
-    def advance(self, task_id: int, advance: float = 1) -> None:
-        self.update(task_id, advance=advance)
-
 
 def progress_bar(label: str, field: str, *, transient: bool = False) -> Progress | LineProgress:
     """The one progress bar of every long command: ``label``, bar, done/total, elapsed, then ``task.fields[field]``;

@@ -29,15 +29,15 @@ def doctor(
 
     Exits 0 when the backend works, 4 (a sandbox fault) when it cannot, with the command that fixes each failure.
     """
-    from autoenv.trials.doctor import diagnose
+    from autoenv.trials.doctor import Check, Need, diagnose
 
-    def show(check) -> None:
+    def show(check: Check) -> None:
         if json_out:
             return
         mark = (
             "[green]ok[/green]  "
             if check.ok
-            else ("[yellow]warn[/yellow]" if check.need == "optional" else "[red]FAIL[/red]")
+            else ("[yellow]warn[/yellow]" if check.need is Need.OPTIONAL else "[red]FAIL[/red]")
         )
         console.print(f"{mark} {escape(check.name)}: {escape(check.detail)}", highlight=False, soft_wrap=True)
         if not check.ok and check.fix:

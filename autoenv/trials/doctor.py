@@ -232,7 +232,7 @@ def diagnose(
             add(
                 _timed(
                     f"program {pkg.program}",
-                    lambda pkg=pkg: f"{pkg.program} ({pkg.package}): {pkg.why}" if pkg.present() else _missing(pkg),
+                    _installed(pkg),
                     fix=f"apt-get install -y {pkg.package}   (or: {SYSTEM_DEPS})",
                     need=pkg.need,
                 )
@@ -276,8 +276,13 @@ def diagnose(
     return Diagnosis(env=env, checks=checks)
 
 
-def _missing(pkg: Package) -> str:
-    raise RuntimeError(f"{pkg.program} not found: {pkg.why}")
+def _installed(pkg: Package) -> Callable[[], str]:
+    def probe() -> str:
+        if not pkg.present():
+            raise RuntimeError(f"{pkg.program} not found: {pkg.why}")
+        return f"{pkg.program} ({pkg.package}): {pkg.why}"
+
+    return probe
 
 
 def require_machine(env: str = "local") -> None:

@@ -125,3 +125,25 @@ def test_diagnose_without_builds_is_quick_and_names_each_program():
     assert time.monotonic() - started < 20
     names = {c.name for c in diagnosis.checks}
     assert {"root", "cgroups", "program iptables", "runc answers", "buildah answers"} <= names
+
+
+def test_a_failed_control_build_is_remembered_as_the_machines_fault(tmp_path, monkeypatch):
+    """The control build runs once per base; a later failure on that base is still the machine's, not the task's."""
+    calls = tmp_path / "calls"
+    shims = _shim(tmp_path / "bin", "buildah", f'echo x >> {calls}; echo "Error: cannot run anything" >&2; exit 1')
+    monkeypatch.setenv("PATH", f"{shims}:{os.environ['PATH']}")
+    monkeypatch.setattr(image, "_control", {})
+    output = 'Error: building at STEP "RUN make": exit status 2\n'  # no known sign: only the control can tell
+    first = image.machine_fault(output, "debian:bookworm")
+    second = image.machine_fault(output, "debian:bookworm")
+    assert first and second and "even a one-line RUN step" in second
+    assert calls.read_text().count("x") == 2  # one control build and its clean-up, not one per failure
+
+
+def test_the_bundled_tasks_agentcall_is_the_packaged_one():
+    """A task must carry its own tests/agentcall.py (Harbor runs it without autoenv); it is a copy, never a fork."""
+    from autoenv.grading import AGENTCALL
+
+    copies = sorted(REPO.glob("examples/tasks/*/tests/agentcall.py"))
+    assert copies
+    assert [p for p in copies if p.read_text() != AGENTCALL] == []

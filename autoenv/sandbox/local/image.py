@@ -22,6 +22,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -144,8 +146,9 @@ def ensure_base(ref: str, log) -> Substitution | None:
         sub = Substitution.model_validate_json(marker.read_text())
         log.write(f"autoenv: base image {ref} is a stand-in: {sub.note}\n")
         return sub
-    if standins.image_exists(ref) or (pinned and standins.image_exists(local)):
-        made_by = standins.standin_label(ref if standins.image_exists(ref) else local)
+    present = ref if standins.image_exists(ref) else local if pinned and standins.image_exists(local) else None
+    if present:
+        made_by = standins.standin_label(present)
         if not made_by:
             return None  # a real image (pulled or loaded by the user)
         # a short name that resolves to one of our stand-ins (``debian:bookworm``) is a substitution all the same
@@ -207,7 +210,8 @@ _MACHINE_SIGNS = re.compile(
     r"error creating overlay mount|mount_setattr|cannot set up namespace|error mounting",
     re.IGNORECASE,
 )
-_control_ok: dict[str, bool] = {}
+#: The control build's answer per base in this process: None (the machine builds) or why it cannot.
+_control: dict[str, str | None] = {}
 
 
 def machine_fault(output: str, base: str | None) -> str | None:
@@ -220,27 +224,27 @@ def machine_fault(output: str, base: str | None) -> str | None:
     if match := _MACHINE_SIGNS.search(output):
         line = next((ln for ln in output.splitlines() if match.group(0) in ln), match.group(0))
         return f"{line.strip()[:400]} (run `autoenv doctor`)"
-    if not base or base in _control_ok:
+    if not base:
         return None
-    control = control_build(base)
-    _control_ok[base] = control is None
-    return None if control is None else f"even a one-line RUN step on {base} fails: {control} (run `autoenv doctor`)"
+    if base not in _control:
+        _control[base] = control_build(base)
+    why = _control[base]
+    return None if why is None else f"even a one-line RUN step on {base} fails: {why} (run `autoenv doctor`)"
 
 
 def control_build(base: str) -> str | None:
     """Build ``FROM base`` + ``RUN true`` (the build network and runtime in use); None when it works, else why."""
-    import tempfile
-
+    tag = f"localhost/autoenv/control:{uuid.uuid4().hex[:12]}"  # one per build: concurrent controls do not race
     with tempfile.TemporaryDirectory(prefix="autoenv-control-") as tmp:
         (Path(tmp) / "Dockerfile").write_text(f"FROM {base}\nRUN true\n")
         try:
             result = subprocess.run(
-                ["buildah", "bud", "--pull=never", "--layers=false", "--rm", "-t", "localhost/autoenv/control", tmp],
+                ["buildah", "bud", "--pull=never", "--layers=false", "--rm", "-t", tag, tmp],
                 capture_output=True, text=True, cwd="/", timeout=300,
             )  # fmt: skip
         except (OSError, subprocess.TimeoutExpired) as exc:
             return str(exc)
-    subprocess.run(["buildah", "rmi", "localhost/autoenv/control"], capture_output=True, cwd="/")
+    subprocess.run(["buildah", "rmi", tag], capture_output=True, cwd="/")
     if result.returncode == 0:
         return None
     lines = [ln for ln in (result.stdout + result.stderr).splitlines() if ln.strip()]
