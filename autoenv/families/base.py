@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from autoenv.grading import AGENTCALL, GRADED_PYTEST
+
 if TYPE_CHECKING:  # for annotations only: families do not import the proposer
     from autoenv.agents.policies.recipes import Recipe
     from autoenv.proposer.models import SeedCase
@@ -221,6 +223,7 @@ def task_files(
         "solution/solve.sh": solution,
         "tests/test.sh": pytest_test_sh(*support),
         "tests/test_outputs.py": tests,
+        "tests/agentcall.py": AGENTCALL,
         **{f"tests/{rel}": text for rel, text in support.items()},
     }
 
@@ -232,37 +235,38 @@ LOCK_VERDICT = (
     "chmod -R go-rwx /tests\n"
 )
 
-#: Runs ``python3 -I -m pytest ARGS`` as nobody (uid/gid 65534, no groups), in Python so no image needs setpriv.
-AS_NOBODY_PYTEST = (
-    "python3 -I -c 'import os, sys; os.setgroups([]); os.setgid(65534); os.setuid(65534); "
-    'os.execv(sys.executable, [sys.executable, "-I", "-m", "pytest", *sys.argv[1:]])\''
-)
-
 
 def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
-    """tests/test.sh: tests/test_outputs.py (and its ``support`` files) run as nobody from a fresh folder.
+    """tests/test.sh: tests/test_outputs.py (and its ``support`` files) run by the grader from a fresh folder.
 
     Harbor uploads tests/ into /tests without emptying it, and the agent may have planted files there or
     in /app (a conftest.py, a module shadowing one the tests import). Only the task's own test files are
     copied to a new folder; ``python3 -I`` keeps the working directory off the import path, ``-c /dev/null``
     ignores ini files, ``--noconftest`` any conftest.py (the bundled tasks' verifiers do the same).
-    The tests run unprivileged and root writes the verdict from their exit code (see LOCK_VERDICT);
+    pytest runs as the grader (uid 65533) under the broker ``tests/agentcall.py``, which runs every module and
+    program of the agent's as nobody in processes of their own (:mod:`autoenv.grading`): the agent's code never
+    runs in the process whose exit status root turns into the verdict (see LOCK_VERDICT).
     ``unprivileged=False`` keeps pytest root, for tests that run no code of the agent's (documents parsed
     by LibreOffice, which needs a profile in a writable home).
     """
-    files = " ".join(f"/tests/{f}" for f in ("test_outputs.py", *support))
-    runner = AS_NOBODY_PYTEST if unprivileged else "python3 -I -m pytest"
+    names = ("test_outputs.py", *support)
+    files = " ".join(f"/tests/{f}" for f in names)
+    if unprivileged:
+        return (
+            "#!/bin/bash\n"
+            + LOCK_VERDICT
+            + "# this task's test files only, run by the grader; the agent's code runs as nobody (tests/agentcall.py)\n"
+            + GRADED_PYTEST.format(files=files, targets='"$T/test_outputs.py"')
+            + "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
+        )
     return (
         "#!/bin/bash\n"
         + LOCK_VERDICT
-        + (
-            "# run only this task's test files, from a fresh folder, as nobody\n"
-            if unprivileged
-            else "# run only this task's test files, from a fresh folder\n"
-        )
+        + "# run only this task's test files, from a fresh folder\n"
         + "T=$(mktemp -d)\n"
         + f'cp {files} "$T"/ && chmod -R a+rX "$T" && cd "$T" && \\\n'
-        + f'  {runner} -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA\n'
+        + '  python3 -I -m pytest -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest '
+        + '"$T/test_outputs.py" -rA\n'
         + "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
     )
 
@@ -352,7 +356,7 @@ def apply_flaw(draft: TaskDraft, flaw: str, rng: random.Random) -> TaskDraft:
         change("solution/solve.sh", solve.replace(out, f"{stem}s.{ext}" if dot else out + "s"))
     elif flaw == "no_reward_on_failure":
         test_sh = files.get("tests/test.sh", "")
-        if "pytest" not in test_sh:
+        if "test_outputs.py" not in test_sh:
             return draft
         body = (
             "#!/bin/bash\nset -e\nmkdir -p /logs/verifier\ncd /app\n"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import pathlib
 import select
 import signal
 import socket
@@ -54,7 +55,7 @@ class AgentCrashed(AssertionError):
 # -- the child: runs as nobody, imports the agent's module, answers requests -------------------------------------
 
 CHILD = r"""
-import importlib, json, os, sys
+import importlib, json, os, pathlib, sys
 reply = os.fdopen(int(sys.argv[2]), "w", buffering=1)
 os.dup2(2, 1)  # the agent's prints go to stderr, never into the replies
 sys.path.insert(0, sys.argv[1])
@@ -78,6 +79,8 @@ def encode(value, depth=0):
         return {"__set__": [encode(v, depth + 1) for v in value]}
     if isinstance(value, bytes):
         return {"__bytes__": value.decode("latin-1")}
+    if isinstance(value, pathlib.PurePath):
+        return {"__path__": str(value)}
     if isinstance(value, type) and issubclass(value, BaseException):
         return {"__exc__": mro(value)}
     objects[id(value)] = value
@@ -91,6 +94,8 @@ def decode(value):
             return objects[value["__ref__"]]
         if "__tuple__" in value:
             return tuple(decode(v) for v in value["__tuple__"])
+        if "__path__" in value:
+            return pathlib.Path(value["__path__"])
         return {k: decode(v) for k, v in value.items()}
     return value
 
@@ -139,10 +144,10 @@ def _agent_env(cwd: str, extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class _Child:
-    """One agent module's process (nobody), kept between calls as an imported module is."""
+    """The agent's process for one folder (nobody): its modules stay imported between calls, as in one program,
+    so objects one module returns can be handed to another's functions."""
 
-    def __init__(self, module: str, path: str):
-        self.module = module
+    def __init__(self, path: str):
         reply_r, reply_w = os.pipe()
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", CHILD, path, str(reply_w)],
@@ -229,6 +234,19 @@ def _kill_agent_processes() -> None:
     os.waitpid(pid, 0)
 
 
+_READ = "import sys; sys.stdout.write(open(sys.argv[1], encoding='utf-8', errors='replace').read())"
+
+
+def read_agent_file(path) -> str:
+    """A text file as the agent's code sees it (read as nobody, by the interpreter pytest runs on): what the
+    agent's program wrote with a mode the grader may not read (0600 from an atomic save, say)."""
+    done = run_agent([sys.executable, "-I", "-c", _READ, os.fspath(path)], cwd="/", text=True)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise OSError(f"{path}: {lines[-1] if lines else 'cannot be read'}")
+    return done.stdout
+
+
 #: pytest as the grader: made non-dumpable before any test runs, with this module loaded from its own folder.
 GRADER = (
     "import sys; sys.path.insert(0, sys.argv[1]); import agentcall; agentcall._no_dumps(); import pytest; "
@@ -248,7 +266,7 @@ def grade(pytest_args: list[str]) -> int:
     env[FD_ENV] = str(theirs.fileno())
     pytest = subprocess.Popen(argv, env=env, pass_fds=(theirs.fileno(),), preexec_fn=_as_user(GRADER_UID), cwd=here)
     theirs.close()
-    children: dict[tuple[str, str], _Child] = {}
+    children: dict[str, _Child] = {}
     reader = mine.makefile("rb")
     try:
         for line in reader:
@@ -257,14 +275,14 @@ def grade(pytest_args: list[str]) -> int:
                 if request.get("op") == "run":
                     answer = _run_program(request)
                 elif request.get("op") == "reset":
-                    child = children.pop((request["module"], request["path"]), None)
+                    child = children.pop(request["path"], None)
                     if child:
                         child.kill()
                     answer = {"ok": None}
                 else:
-                    key = (request["module"], request["path"])
+                    key = request["path"]
                     if key not in children or children[key].proc.poll() is not None:
-                        children[key] = _Child(*key)
+                        children[key] = _Child(key)
                     answer = children[key].ask(request, float(request.get("timeout", DEFAULT_TIMEOUT)))
                     if "crashed" in answer:
                         children.pop(key).kill()
@@ -333,6 +351,8 @@ def _exception_class(mro: list[str]) -> type:
 def _encode(value):
     if isinstance(value, Remote):
         return {"__ref__": value._ref}
+    if isinstance(value, os.PathLike):
+        return {"__path__": os.fspath(value)}
     if isinstance(value, tuple):
         return {"__tuple__": [_encode(v) for v in value]}
     if isinstance(value, list):
@@ -354,6 +374,8 @@ def _decode(value, owner: AgentModule):
             return {_decode(v, owner) for v in value["__set__"]}
         if "__bytes__" in value:
             return str(value["__bytes__"]).encode("latin-1")
+        if "__path__" in value:
+            return pathlib.Path(str(value["__path__"]))
         if "__exc__" in value:
             return _exception_class([str(n) for n in value["__exc__"]])
         return {k: _decode(v, owner) for k, v in value.items()}
@@ -385,6 +407,12 @@ class Remote:
     def __call__(self, *args, **kwargs):
         return self._owner._request(self._ref, call=True, args=args, kwargs=kwargs)
 
+    def __instancecheck__(self, obj) -> bool:
+        """``isinstance(obj, cls)`` for a class of the agent's: asked in the agent's process."""
+        if not isinstance(obj, Remote):
+            return False
+        return self._owner.run("result = isinstance(obj, cls)", obj=obj, cls=self) is True
+
     def __repr__(self) -> str:
         return f"<agent {self._type}>"
 
@@ -407,7 +435,7 @@ class AgentModule(Remote):
         return _unwrap(_ask({**request, "timeout": self._timeout}), f"{self._module}: {code.strip()[:60]}", self)
 
     def reset(self) -> AgentModule:
-        """A fresh import next time (as ``sys.modules.pop`` would)."""
+        """A fresh process for the agent's folder next time: its modules imported anew, its objects gone."""
         _ask({"op": "reset", "module": self._module, "path": self._path})
         return self
 

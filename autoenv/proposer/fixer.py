@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autoenv.families.base import ARTIFACTS_TOML, pytest_test_sh
+from autoenv.grading import AGENTCALL
 
 SECTION = re.compile(r"^\[(structure|build|oracle|deterministic|nop|leakage|tamper|partial|timeouts)\] ", re.M)
 APP_PATH = re.compile(r"(/app/[\w./-]+\w)")
@@ -136,9 +137,10 @@ def _fix_nop(task: Path, message: str) -> list[Repair]:
             support = sorted(
                 p.name
                 for p in (task / "tests").iterdir()
-                if p.is_file() and p.name not in ("test.sh", "test_outputs.py")
+                if p.is_file() and p.name not in ("test.sh", "test_outputs.py", "agentcall.py")
             )
             test_sh.write_text(pytest_test_sh(*support))
+            (task / "tests" / "agentcall.py").write_text(AGENTCALL)
             repairs.append(
                 Repair(
                     "nop",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.families.base import pytest_test_sh
+from autoenv.grading import AGENTCALL
 from autoenv.proposer.models import AttemptRecord, SeedCase
 
 LAYOUT = ("skills", "tools", "memory", "tasks")
@@ -85,10 +86,21 @@ tests/test.sh:
 ```bash
 {TEST_SH}```
 
-The tests run as nobody: a program or module of the agent's that they run can neither write
-/logs/verifier (a reward.json there would win over reward.txt) nor read /tests. Keep expected data
-that must stay secret out of the copy in "$T" (run the agent's program from a root-run test with
-`subprocess.run(..., user=65534, group=65534, extra_groups=[])` instead).
+Copy `tools/agentcall.py` into the task as `tests/agentcall.py`: the runner above starts pytest through it.
+Never import the agent's code into the tests (no `sys.path.insert(0, "/app")`, no `subprocess.run` of its
+programs): a module that calls `os._exit(0)` at import, or rewrites pytest's reports, would decide the reward.
+Call it through the broker, which runs it as nobody in a process of its own and hands back plain data:
+
+```python
+from agentcall import agent_module, run_agent
+mod = agent_module("stats_utils")          # a fresh import of /app/stats_utils.py, as nobody
+assert mod.median([3, 1, 2]) == 2          # results come back as values (tuples stay tuples)
+with pytest.raises(ValueError):            # the agent's exceptions by type, its own classes too
+    mod.median([])
+out = run_agent(["python3", "/app/report.py"], text=True, timeout=30)   # subprocess.run's keywords
+```
+
+The agent's code then can neither write /logs/verifier nor read /tests or the test files.
 
 Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a separate sandbox):
 
@@ -203,6 +215,11 @@ if test_sh and "/logs/verifier/reward" not in test_sh:
     problems.append("tests/test.sh never writes /logs/verifier/reward.txt")
 if re.search(r"^set -e", test_sh, re.M):
     problems.append("tests/test.sh uses set -e: a failing check would skip the reward line")
+if "agentcall.py" in test_sh and not (task / "tests/agentcall.py").is_file():
+    problems.append("tests/test.sh runs pytest through tests/agentcall.py: copy tools/agentcall.py there")
+for p in (task / "tests").glob("*.py") if (task / "tests").is_dir() else []:
+    if p.name != "agentcall.py" and re.search(r"sys\\.path\\.(insert|append)\\([^)]*[\\"']/app", p.read_text()):
+        problems.append(f"{p.relative_to(task)}: imports the agent's code into pytest; use agentcall.agent_module")
 toml = (task / "task.toml").read_text() if (task / "task.toml").is_file() else ""
 if toml and not re.search(r'^environment_mode\\s*=\\s*"separate"', toml, re.M):
     problems.append('task.toml: grade in a fresh sandbox: environment_mode = "separate" under [verifier], artifacts = ["/app"] at the top')
@@ -217,7 +234,7 @@ sys.exit(1 if problems else 0)
 
 
 def _tools() -> dict[str, str]:
-    return {"check_task.py": CHECK_TASK_PY}
+    return {"check_task.py": CHECK_TASK_PY, "agentcall.py": AGENTCALL}
 
 
 class Workspace:

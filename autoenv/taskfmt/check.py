@@ -214,7 +214,7 @@ def agent_code_in_judge(path: Path) -> list[Problem]:
                     IN_JUDGE_ADVICE,
                 )
             )
-            problems[-1].level = Level.NOTE
+            problems[-1].level = Level.WARNING
     return problems
 
 
@@ -336,6 +336,7 @@ def check_task(path: Path, *, env: str = "local", oracle: bool = True) -> list[P
             if p.rule in NETWORK_RULES:
                 p.level, p.advice = Level.ERROR, OFFLINE_DOWNLOAD_ADVICE
     problems += hygiene(path)
+    problems += agent_code_in_judge(path)
 
     instruction = path / "instruction.md"
     if not instruction.is_file() or not instruction.read_text().strip():

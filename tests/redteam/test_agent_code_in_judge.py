@@ -1,6 +1,7 @@
 """Red team: the agent's own module attacks the process that decides the reward (issue: integrity, third round).
 
-A policy that edits the module a task asks it to fix can put code at its top. When the tests imported that
+A policy that edits the module a task asks it to fix can put code at its top (here: every .py under /app, in
+every bundled task and in a task of every family). When the tests imported that
 module into pytest, ``os._exit(0)`` ended pytest with status 0 (reward 1) and a few lines rewrote pytest's reports
 to "passed". Tests now call the agent's code through ``tests/agentcall.py`` (autoenv.grading): in a child process
 as nobody, never in pytest, which runs as another user and is not dumpable. Each cheat below leaves the task
@@ -10,13 +11,17 @@ unsolved (the bug stays) and must get reward 0; the oracle still gets 1.
 from __future__ import annotations
 
 import asyncio
+import random
 import shlex
 from pathlib import Path
 
 import pytest
+from harbor.models.task.task import Task
 
+from autoenv.families.registry import FAMILIES
+from autoenv.proposer.models import SeedCase
 from autoenv.trials.runner import arun_many
-from tests.conftest import EXAMPLE_TASKS, needs_namespaces
+from tests.conftest import bundled_tasks, needs_namespaces
 from tests.redteam.attacker import IMPORT_PATH
 
 pytestmark = [needs_namespaces, pytest.mark.slow]
@@ -77,17 +82,33 @@ def attack_script(code: str) -> str:
     )
 
 
+def _one_task_per_family(root: Path) -> list[Path]:
+    return [
+        family.draft(SeedCase(id=f"rt-{name}", task="t", failure_mode="t", target_skill="t", family=name),
+                     random.Random(7)).write(root)
+        for name, family in sorted(FAMILIES.items())
+    ]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def targets(tmp_path_factory) -> list[Path]:
-    return [EXAMPLE_TASKS / "fix-median-bug"]
+    return bundled_tasks() + _one_task_per_family(tmp_path_factory.mktemp("families"))
+
+
+def _has_python(task: Path) -> bool:
+    return any((task / "environment").rglob("*.py"))
 
 
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_the_agents_module_cannot_decide_the_reward(tmp_path, targets, cheat):
     jobs = [(t, IMPORT_PATH, {"script": attack_script(CHEATS[cheat])}) for t in targets]
     outcomes = asyncio.run(arun_many(jobs, n_concurrent=2, trials_dir=tmp_path))
-    applied = [(Path(o.trial_dir) / "agent" / "attack.txt").read_text().count("CHEAT ") for o in outcomes]
-    assert all(applied), applied  # the cheat was written into the agent's modules of every task
+    applied = {o.task: (Path(o.trial_dir) / "agent" / "attack.txt").read_text().count("CHEAT ") for o in outcomes}
+    # the cheat was written into the agent's modules of every task that has Python code the agent can edit
+    assert [t.name for t in targets if _has_python(t) and not applied[Task(t).name]] == []
+    cheated = {name for name, n in applied.items() if n}
+    # the tasks whose tests import the agent's modules (in pytest, before the broker) are among them
+    assert {"fix-median-bug", "inventory-api-multi-tests"} <= cheated and any(n.startswith("bugfix-") for n in cheated)
     forged = [(o.task, o.reward, o.error) for o in outcomes if o.reward != 0.0]
     assert not forged, forged
 
@@ -95,3 +116,42 @@ def test_the_agents_module_cannot_decide_the_reward(tmp_path, targets, cheat):
 def test_the_oracle_still_passes_through_the_broker(tmp_path, targets):
     outcomes = asyncio.run(arun_many([(t, "oracle") for t in targets], n_concurrent=2, trials_dir=tmp_path))
     assert [(o.task, o.reward) for o in outcomes if o.reward != 1.0] == []
+
+
+#: The control: the median task graded the way it was before the broker (pytest as nobody imports the module).
+IN_PROCESS_TESTS = """\
+import sys
+
+sys.path.insert(0, "/app")
+import stats_utils
+
+
+def test_median():
+    assert stats_utils.median([3, 1, 2]) == 2
+    assert stats_utils.median([4, 1, 3, 2]) == 2.5
+"""
+IN_PROCESS_TEST_SH = """\
+#!/bin/bash
+mkdir -p /logs/verifier; chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json; chmod -R go-rwx /tests
+T=$(mktemp -d); cp /tests/test_outputs.py "$T"/ && chmod -R a+rX "$T" && cd "$T" && \\
+  python3 -I -c 'import os, sys; os.setgroups([]); os.setgid(65534); os.setuid(65534); \\
+os.execv(sys.executable, [sys.executable, "-I", "-m", "pytest", *sys.argv[1:]])' -q -p no:cacheprovider -c /dev/null \\
+  --rootdir "$T" --noconftest "$T/test_outputs.py"
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+
+
+def test_control_the_same_cheats_win_when_pytest_imports_the_agents_module(tmp_path):
+    import shutil
+
+    task = tmp_path / "median-in-process"
+    shutil.copytree(bundled_tasks()[0].parent / "fix-median-bug", task)
+    shutil.rmtree(task / "tests")
+    (task / "tests").mkdir()
+    (task / "tests" / "test_outputs.py").write_text(IN_PROCESS_TESTS)
+    (task / "tests" / "test.sh").write_text(IN_PROCESS_TEST_SH)
+    jobs = [(task, "nop"), (task, "oracle")]
+    jobs += [(task, IMPORT_PATH, {"script": attack_script(CHEATS[c])}) for c in ("exit0", "reports")]
+    nop, oracle, *cheats = asyncio.run(arun_many(jobs, n_concurrent=2, trials_dir=tmp_path / "trials"))
+    assert (nop.reward, oracle.reward) == (0.0, 1.0)  # the control task itself grades correctly
+    assert [o.reward for o in cheats] == [1.0, 1.0]  # and an unsolved module forges its reward

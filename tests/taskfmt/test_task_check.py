@@ -200,7 +200,7 @@ def test_tests_that_import_the_agents_code_into_pytest_are_flagged_with_file_and
     test.write_text('import pytest\nimport sys\n\nsys.path.insert(0, "/app")\nimport stats_utils\n')
     found = agent_code_in_judge(task)
     assert [(p.path, p.line, p.level.value, p.rule) for p in found] == [
-        (str(test), 4, "note", "autoenv-agent-code-in-judge")
+        (str(test), 4, "warning", "autoenv-agent-code-in-judge")
     ]
     test.write_text("import pytest\nfrom stats_utils import median\n")
     assert [p.line for p in agent_code_in_judge(task)] == [2]

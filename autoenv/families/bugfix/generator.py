@@ -219,9 +219,8 @@ def test_edge_cases(mod):
     with pytest.raises(ValueError):
         mod.median([])
     values = [9, 1, 8, 2, 7, 3]
-    snapshot = list(values)
-    mod.median(values)
-    assert values == snapshot
+    # the list as the agent's code left it, looked at in the agent's process
+    assert mod.run("m.median(values); result = values", values=values) == [9, 1, 8, 2, 7, 3]
 
 
 def reference(data):
@@ -419,24 +418,20 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     )
     tests = (
         textwrap.dedent(f'''\
-        import importlib
         import math
         import random
         import statistics
-        import subprocess
-        import sys
 
         import pytest
+        from agentcall import agent_module, run_agent  # the agent's code runs as nobody, never in this process
 
-        sys.path.insert(0, "/app")
         RNG_SEED = {rng.randint(1, 10**6)}
         EXPECTED_LINE = {expected_line!r}
 
 
         @pytest.fixture()
         def mod():
-            sys.modules.pop("{module}", None)
-            return importlib.import_module("{module}")
+            return agent_module("{module}")  # a fresh import, in a process of its own
 
 
         def random_samples(rng, count=300):
@@ -460,7 +455,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
 
         def test_report_prints_fixed_line():
-            out = subprocess.run([sys.executable, "report.py"], cwd="/app", capture_output=True, text=True, timeout=60)
+            out = run_agent(["python3", "report.py"], cwd="/app", text=True, timeout=60)
             assert out.returncode == 0, out.stderr
             assert out.stdout.strip() == EXPECTED_LINE
         """)

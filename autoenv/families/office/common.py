@@ -213,5 +213,9 @@ def write_tests(task_dir: Path, source: Path, case: dict[str, Any], *support: Pa
         task_dir / "tests" / "test.sh", test_sh(*(p.name for p in support), unprivileged=unprivileged), executable=True
     )
     write(task_dir / "tests" / "test_outputs.py", verifier_source(source, case))
+    if unprivileged:  # the grader's broker, which runs the agent's code as nobody (autoenv.grading)
+        from autoenv.grading import AGENTCALL
+
+        write(task_dir / "tests" / "agentcall.py", AGENTCALL)
     for path in support:
         shutil.copyfile(path, task_dir / "tests" / path.name)

@@ -18,6 +18,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, dockerfile, pytest_test_sh, sha256_text, solve_sh, task_name, task_toml
+from autoenv.grading import AGENTCALL
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
@@ -145,6 +146,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     else:
         files["environment/Dockerfile"] = dockerfile()
         files["tests/test.sh"] = pytest_test_sh()
+        files["tests/agentcall.py"] = AGENTCALL
         files["tests/test_outputs.py"] = _pytest_verifier(sha256_text(fasta), rows, pairs)
         files["solution/solve.sh"] = solve_sh(_python_solution(formula, na, short_below, max_delta))
     files.update(

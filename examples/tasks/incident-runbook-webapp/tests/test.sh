@@ -3,8 +3,8 @@ mkdir -p /logs/verifier
 # only root writes the verdict: a reward.json the tests or the agent's code left would win over reward.txt
 chmod 755 /logs/verifier; rm -f /logs/verifier/reward.json
 chmod -R go-rwx /tests
-# run only this task's test files, from a fresh folder, as nobody
+# this task's test files only, run by the grader; the agent's code runs as nobody (tests/agentcall.py)
 T=$(mktemp -d)
-cp /tests/test_outputs.py "$T"/ && chmod -R a+rX "$T" && cd "$T" && \
-  python3 -I -c 'import os, sys; os.setgroups([]); os.setgid(65534); os.setuid(65534); os.execv(sys.executable, [sys.executable, "-I", "-m", "pytest", *sys.argv[1:]])' -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
+cp /tests/test_outputs.py /tests/agentcall.py "$T"/ && chown -R 65533:65533 "$T" && chmod -R go-rwx "$T" && cd "$T" && \
+  python3 -I /tests/agentcall.py grade -- -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
 if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi

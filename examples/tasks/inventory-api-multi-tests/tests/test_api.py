@@ -1,12 +1,11 @@
 import json
-import sys
 
 import pytest
+from agentcall import agent_module  # the agent's code runs as nobody in a process of its own, never in pytest
 
-sys.path.insert(0, "/app")
-
-from inventory.api import InventoryAPI  # noqa: E402
-from inventory.models import Inventory, Item  # noqa: E402
+InventoryAPI = agent_module("inventory.api", fresh=False).InventoryAPI
+models = agent_module("inventory.models", fresh=False)
+Inventory, Item = models.Inventory, models.Item
 
 
 @pytest.fixture()

@@ -1,17 +1,14 @@
-import sys
-
 import pytest
+from agentcall import agent_module  # the agent's code runs as nobody in a process of its own, never in pytest
 
-sys.path.insert(0, "/app")
-
-from inventory.models import (  # noqa: E402
-    ConflictError,
-    InsufficientStockError,
-    Inventory,
-    Item,
-    NotFoundError,
-    ValidationError,
+models = agent_module("inventory.models", fresh=False)  # one import for the session, as before
+ConflictError, InsufficientStockError, NotFoundError, ValidationError = (
+    models.ConflictError,
+    models.InsufficientStockError,
+    models.NotFoundError,
+    models.ValidationError,
 )
+Inventory, Item = models.Inventory, models.Item
 
 
 def test_item_valid_and_to_dict():

@@ -1,0 +1,489 @@
+"""Call the agent's code from a test without running it in the process that decides the reward.
+
+A test that imports the agent's module runs the agent's code inside pytest: ``os._exit(0)`` at import ends
+pytest with status 0, a few lines can rewrite pytest's reports, and the test's frames hold the expected values.
+This file, copied into a task's ``tests/`` folder, keeps the two apart. Standard library only (any image with a
+``python3`` can run it), one file with three roles:
+
+``python3 -I /tests/agentcall.py grade -- PYTEST_ARGS`` (``tests/test.sh``, as root)
+    The broker. It starts pytest as the *grader* (uid 65533, no groups) and serves it over an inherited socket:
+    each agent module is imported, and each agent program run, in a child as *nobody* (uid 65534), never in
+    pytest. It exits with pytest's status; ``test.sh`` turns that into the reward.
+
+``from agentcall import agent_module, run_agent`` (in the test files, inside pytest)
+    ``agent_module("stats_utils").median([3, 1, 2])`` calls a function in that child and returns its result as
+    plain data (JSON); an exception the agent's code raised is raised again as the built-in type it named (else
+    :class:`AgentError`); a child that exits, hangs or answers garbage fails the call (:class:`AgentCrashed`).
+    ``run_agent(["python3", "/app/cli.py"])`` runs an agent program as nobody and returns a ``CompletedProcess``.
+
+The child (``python3 -I -c CHILD``, as nobody)
+    Imports the module from its folder and answers one JSON request a line.
+
+Why this holds: the agent's code runs only as nobody, which can neither signal nor trace the grader (another
+uid; the grader also makes itself non-dumpable, so even a program of its own uid cannot read its memory) nor
+the broker (root), and cannot read the test files (the grader's folder is 0700). Whatever the child answers is
+data the trusted test compares.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import pathlib
+import select
+import signal
+import socket
+import subprocess
+import sys
+
+GRADER_UID = 65533
+AGENT_UID = 65534
+FD_ENV = "AUTOENV_AGENTCALL_FD"
+MAX_REPLY = 64 * 1024 * 1024
+DEFAULT_TIMEOUT = 60.0
+
+
+class AgentError(Exception):
+    """The agent's code raised an exception that is not one of Python's built-in types (its name and message)."""
+
+
+class AgentCrashed(AssertionError):
+    """The agent's code exited, hung, or answered something that is not a reply: the call failed."""
+
+
+# -- the child: runs as nobody, imports the agent's module, answers requests -------------------------------------
+
+CHILD = r"""
+import importlib, json, os, pathlib, sys
+reply = os.fdopen(int(sys.argv[2]), "w", buffering=1)
+os.dup2(2, 1)  # the agent's prints go to stderr, never into the replies
+sys.path.insert(0, sys.argv[1])
+objects, modules = {}, {}
+
+def mro(cls):
+    return [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__]
+
+def encode(value, depth=0):
+    if depth > 50:
+        raise ValueError("nested too deeply")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value) and "__ref__" not in value:
+        return {k: encode(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return {"__set__": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, bytes):
+        return {"__bytes__": value.decode("latin-1")}
+    if isinstance(value, pathlib.PurePath):
+        return {"__path__": str(value)}
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return {"__exc__": mro(value)}
+    objects[id(value)] = value
+    return {"__ref__": id(value), "type": type(value).__qualname__, "callable": callable(value)}
+
+def decode(value):
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if "__ref__" in value:
+            return objects[value["__ref__"]]
+        if "__tuple__" in value:
+            return tuple(decode(v) for v in value["__tuple__"])
+        if "__path__" in value:
+            return pathlib.Path(value["__path__"])
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
+for line in sys.stdin:
+    request = json.loads(line)
+    try:
+        name = request["module"]
+        if name not in modules:
+            modules[name] = importlib.import_module(name)
+        target = modules[name] if request.get("ref") is None else objects[request["ref"]]
+        if request.get("code") is not None:
+            scope = {"m": target, **decode(request.get("names", {}))}
+            exec(request["code"], scope)
+            result = scope.get("result")
+        else:
+            for part in filter(None, (request.get("name") or "").split(".")):
+                target = getattr(target, part)
+            if request.get("call"):
+                result = target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))
+            else:
+                result = target
+        answer = {"ok": encode(result)}
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        answer = {"raised": {"type": type(exc).__name__, "mro": mro(type(exc)), "message": str(exc)[:2000]}}
+    reply.write(json.dumps(answer) + "\n")
+"""
+
+
+def _as_user(uid: int):
+    def drop() -> None:
+        os.setsid()
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+    return drop
+
+
+def _agent_env(cwd: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": "/tmp", "LANG": "C.UTF-8"}
+    env.update({"PWD": cwd, "PYTHONDONTWRITEBYTECODE": "1"})
+    env.update(extra or {})
+    return env
+
+
+class _Child:
+    """The agent's process for one folder (nobody): its modules stay imported between calls, as in one program,
+    so objects one module returns can be handed to another's functions."""
+
+    def __init__(self, path: str):
+        reply_r, reply_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", CHILD, path, str(reply_w)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=None,
+            cwd=path if os.path.isdir(path) else "/",
+            env=_agent_env(path),
+            preexec_fn=_as_user(AGENT_UID),
+            pass_fds=(reply_w,),
+        )
+        os.close(reply_w)
+        self.replies = os.fdopen(reply_r, "rb")
+
+    def ask(self, request: dict, timeout: float) -> dict:
+        try:
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            return {"crashed": self._ended("before the call")}
+        ready, _, _ = select.select([self.replies], [], [], timeout)
+        if not ready:
+            self.kill()
+            return {"crashed": f"no reply within {timeout:g}s (killed)"}
+        line = self.replies.readline(MAX_REPLY)
+        if not line.endswith(b"\n"):
+            return {"crashed": self._ended("without replying")}
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            return {"crashed": "answered something that is not a reply"}
+        return answer if isinstance(answer, dict) else {"crashed": "answered something that is not a reply"}
+
+    def _ended(self, when: str) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = "killed"
+        return f"the agent's process ended {when} (status {code})"
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+
+
+def _run_program(request: dict) -> dict:
+    cwd = request.get("cwd") or "/"
+    try:
+        done = subprocess.run(
+            request["argv"],
+            input=(request.get("input") or "").encode(),
+            capture_output=True,
+            cwd=cwd,
+            env=_agent_env(cwd, request.get("env")),
+            preexec_fn=_as_user(AGENT_UID),
+            timeout=request.get("timeout", DEFAULT_TIMEOUT),
+        )
+    except subprocess.TimeoutExpired:
+        return {"returncode": -9, "stdout": "", "stderr": "timed out", "timed_out": True}
+    except OSError as exc:
+        return {"returncode": 127, "stdout": "", "stderr": str(exc)}
+    return {
+        "returncode": done.returncode,
+        "stdout": done.stdout[:MAX_REPLY].decode("utf-8", "replace"),
+        "stderr": done.stderr[-65536:].decode("utf-8", "replace"),
+    }
+
+
+def _kill_agent_processes() -> None:
+    """Every process nobody still has (a daemon the agent's code left), killed from a child that is nobody."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(AGENT_UID)
+            os.setuid(AGENT_UID)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+_READ = "import sys; sys.stdout.write(open(sys.argv[1], encoding='utf-8', errors='replace').read())"
+
+
+def read_agent_file(path) -> str:
+    """A text file as the agent's code sees it (read as nobody, by the interpreter pytest runs on): what the
+    agent's program wrote with a mode the grader may not read (0600 from an atomic save, say)."""
+    done = run_agent([sys.executable, "-I", "-c", _READ, os.fspath(path)], cwd="/", text=True)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise OSError(f"{path}: {lines[-1] if lines else 'cannot be read'}")
+    return done.stdout
+
+
+#: pytest as the grader: made non-dumpable before any test runs, with this module loaded from its own folder.
+GRADER = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import agentcall; agentcall._no_dumps(); import pytest; "
+    "sys.exit(pytest.main(sys.argv[2:], plugins=[agentcall]))"
+)
+
+
+def grade(pytest_args: list[str]) -> int:
+    """The broker (root): pytest as the grader, agent code as nobody in children, pytest's status returned."""
+    if os.geteuid() != 0:
+        print("agentcall: the broker runs as root (tests/test.sh)", file=sys.stderr)
+        return 2
+    mine, theirs = socket.socketpair()
+    here = os.getcwd()  # the grader's own folder (test.sh: a fresh 0700 copy of the test files and this one)
+    argv = [sys.executable, "-I", "-c", GRADER, here, *pytest_args]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env[FD_ENV] = str(theirs.fileno())
+    pytest = subprocess.Popen(argv, env=env, pass_fds=(theirs.fileno(),), preexec_fn=_as_user(GRADER_UID), cwd=here)
+    theirs.close()
+    children: dict[str, _Child] = {}
+    reader = mine.makefile("rb")
+    try:
+        for line in reader:
+            try:
+                request = json.loads(line)
+                if request.get("op") == "run":
+                    answer = _run_program(request)
+                elif request.get("op") == "reset":
+                    child = children.pop(request["path"], None)
+                    if child:
+                        child.kill()
+                    answer = {"ok": None}
+                else:
+                    key = request["path"]
+                    if key not in children or children[key].proc.poll() is not None:
+                        children[key] = _Child(key)
+                    answer = children[key].ask(request, float(request.get("timeout", DEFAULT_TIMEOUT)))
+                    if "crashed" in answer:
+                        children.pop(key).kill()
+            except (ValueError, KeyError, TypeError, OSError) as exc:
+                answer = {"crashed": f"broker: {type(exc).__name__}: {exc}"}
+            mine.sendall((json.dumps(answer) + "\n").encode())
+    finally:
+        for child in children.values():
+            child.kill()
+        status = pytest.wait()
+        _kill_agent_processes()
+    return status
+
+
+# -- inside pytest: the grader's side --------------------------------------------------------------------------
+
+_broker: socket.socket | None = None
+_broker_file = None
+
+
+def _no_dumps() -> None:
+    """Make this process non-dumpable: a process of the same uid can then neither trace it nor read its memory."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
+
+
+def _ask(request: dict) -> dict:
+    global _broker, _broker_file
+    if _broker is None:
+        fd = os.environ.get(FD_ENV)
+        if not fd:
+            raise RuntimeError("agentcall: no broker; run the tests through tests/test.sh (agentcall.py grade)")
+        _broker = socket.socket(fileno=int(fd))
+        _broker_file = _broker.makefile("rb")
+    _broker.sendall((json.dumps(request) + "\n").encode())
+    line = _broker_file.readline(MAX_REPLY)
+    if not line:
+        raise AgentCrashed("agentcall: the broker is gone")
+    return json.loads(line)
+
+
+_exception_classes: dict[str, type] = {}
+
+
+def _exception_class(mro: list[str]) -> type:
+    """A local exception class standing for the agent's (by qualified name, its bases in the same order), so that
+    ``pytest.raises(mod.ValidationError)`` matches what the agent's code raised, and nothing else."""
+    name = mro[0]
+    if name.startswith("builtins."):
+        cls = getattr(builtins, name.split(".", 1)[1], None)
+        if isinstance(cls, type) and issubclass(cls, BaseException) and not issubclass(cls, AssertionError):
+            return cls
+        return AgentError
+    if name not in _exception_classes:
+        base = _exception_class(mro[1:]) if len(mro) > 1 else AgentError
+        base = AgentError if base in (BaseException, Exception) else base
+        bases = (base,) if issubclass(base, AgentError) else (base, AgentError)
+        _exception_classes[name] = type(name.rsplit(".", 1)[-1], bases, {"__module__": "agent." + name})
+    return _exception_classes[name]
+
+
+def _encode(value):
+    if isinstance(value, Remote):
+        return {"__ref__": value._ref}
+    if isinstance(value, os.PathLike):
+        return {"__path__": os.fspath(value)}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode(value, owner: AgentModule):
+    if isinstance(value, list):
+        return [_decode(v, owner) for v in value]
+    if isinstance(value, dict):
+        if "__ref__" in value:
+            return Remote(owner, value["__ref__"], str(value.get("type")), bool(value.get("callable")))
+        if "__tuple__" in value:
+            return tuple(_decode(v, owner) for v in value["__tuple__"])
+        if "__set__" in value:
+            return {_decode(v, owner) for v in value["__set__"]}
+        if "__bytes__" in value:
+            return str(value["__bytes__"]).encode("latin-1")
+        if "__path__" in value:
+            return pathlib.Path(str(value["__path__"]))
+        if "__exc__" in value:
+            return _exception_class([str(n) for n in value["__exc__"]])
+        return {k: _decode(v, owner) for k, v in value.items()}
+    return value
+
+
+def _unwrap(answer: dict, what: str, owner: AgentModule):
+    if "ok" in answer:
+        return _decode(answer["ok"], owner)
+    if "raised" in answer:
+        raised = answer["raised"]
+        cls = _exception_class([str(n) for n in raised.get("mro") or [f"agent.{raised.get('type')}"]])
+        raise cls(str(raised.get("message", "")))
+    raise AgentCrashed(f"{what}: {answer.get('crashed', 'no reply')}")
+
+
+class Remote:
+    """An object that lives in the agent's process (an instance, a class, a function): attributes are read and
+    calls made there; plain values (numbers, strings, lists, tuples, dicts) come back as themselves."""
+
+    def __init__(self, owner: AgentModule, ref: int | None, type_name: str, is_callable: bool):
+        self._owner, self._ref, self._type, self._callable = owner, ref, type_name, is_callable
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._owner._request(self._ref, name=name)
+
+    def __call__(self, *args, **kwargs):
+        return self._owner._request(self._ref, call=True, args=args, kwargs=kwargs)
+
+    def __instancecheck__(self, obj) -> bool:
+        """``isinstance(obj, cls)`` for a class of the agent's: asked in the agent's process."""
+        if not isinstance(obj, Remote):
+            return False
+        return self._owner.run("result = isinstance(obj, cls)", obj=obj, cls=self) is True
+
+    def __repr__(self) -> str:
+        return f"<agent {self._type}>"
+
+
+class AgentModule(Remote):
+    """A module of the agent's, used from the grader: everything it gives runs in the agent's child process."""
+
+    def __init__(self, module: str, path: str = "/app", timeout: float = DEFAULT_TIMEOUT):
+        super().__init__(self, None, "module " + module, False)
+        self._module, self._path, self._timeout = module, path, timeout
+
+    def _request(self, ref: int | None, *, name: str = "", call: bool = False, args=(), kwargs=None):
+        request = {"module": self._module, "path": self._path, "ref": ref, "name": name, "call": call}
+        request.update(args=_encode(list(args)), kwargs=_encode(kwargs or {}), timeout=self._timeout)
+        return _unwrap(_ask(request), f"{self._module}.{name}" if name else self._module, self)
+
+    def run(self, code: str, **names):
+        """Run ``code`` in the agent's process with its module as ``m`` (and ``names``); return its ``result``."""
+        request = {"module": self._module, "path": self._path, "code": code, "names": _encode(names)}
+        return _unwrap(_ask({**request, "timeout": self._timeout}), f"{self._module}: {code.strip()[:60]}", self)
+
+    def reset(self) -> AgentModule:
+        """A fresh process for the agent's folder next time: its modules imported anew, its objects gone."""
+        _ask({"op": "reset", "module": self._module, "path": self._path})
+        return self
+
+
+def agent_module(module: str, path: str = "/app", *, timeout: float = DEFAULT_TIMEOUT, fresh: bool = True):
+    """The agent's ``module`` (imported from ``path`` in a process of its own, as nobody) for calls from a test;
+    ``fresh``: a new import, as a test that pops it from ``sys.modules`` would have."""
+    handle = AgentModule(module, path, timeout)
+    return handle.reset() if fresh else handle
+
+
+def run_agent(
+    argv,
+    *,
+    input=None,
+    cwd: str = "/app",
+    timeout: float = DEFAULT_TIMEOUT,
+    env: dict[str, str] | None = None,
+    text: bool = False,
+    capture_output: bool = True,
+    check: bool = False,
+    **_ignored,
+) -> subprocess.CompletedProcess:
+    """``subprocess.run`` for the agent's programs: run as nobody by the broker, never as the grader.
+
+    Takes ``subprocess.run``'s usual keywords (``input``, ``cwd``, ``timeout``, ``env``, ``text``, ``check``); the
+    output is always captured. A program that outlives ``timeout`` raises ``subprocess.TimeoutExpired``.
+    """
+    argv = [str(a) for a in ([argv] if isinstance(argv, str) else argv)]
+    data = input.decode("utf-8", "replace") if isinstance(input, bytes) else input
+    request = {"op": "run", "argv": argv, "input": data, "cwd": str(cwd), "timeout": timeout, "env": env}
+    answer = _ask(request)
+    if "returncode" not in answer:
+        raise AgentCrashed(f"{argv}: {answer.get('crashed', 'no reply')}")
+    if answer.get("timed_out"):
+        raise subprocess.TimeoutExpired(argv, timeout)
+    out, err = answer["stdout"], answer["stderr"]
+    if not text:
+        out, err = out.encode(), err.encode()
+    done = subprocess.CompletedProcess(argv, answer["returncode"], out, err)
+    if check:
+        done.check_returncode()
+    return done
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "grade":
+        args = sys.argv[2:]
+        sys.exit(grade(args[1:] if args[:1] == ["--"] else args))
+    print(__doc__)
+    sys.exit(2)
