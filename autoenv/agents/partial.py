@@ -21,7 +21,10 @@ cache and log folders are left alone (they are not deliverables, and
 damaging an interpreter the verifier needs would only make the mutant fail
 for the wrong reason). When the solution changed no file (its deliverable is
 a deletion, a permission or a running process) nothing is damaged and the
-record says so: the check that reads it then reports that it could not run.
+record says so: the check that reads it then reports that it could not run, unless the solution created a
+file the instruction names, which an honest scan would have found (then the check fails and says so).
+
+Every probe runs with validation's own busybox (:mod:`autoenv.agents.toolset`), never the image's programs.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ from typing import override
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 
+from autoenv.agents.adversary import mentioned_paths
 from autoenv.agents.named import NamedAgent
 from autoenv.agents.oracle import TaskOracleAgent
+from autoenv.agents.toolset import confined, upload_toolset
 
 MUTATIONS = ("halved",)
 MARKER = "/tmp/.autoenv-partial-mark"
@@ -68,14 +73,22 @@ PRUNED_NAMES = ("__pycache__", ".git", "node_modules", "site-packages", "dist-pa
 
 
 def changed_files_command() -> str:
-    """Shell that prints, one per line, the regular files changed since the marker (deliverables only)."""
+    """Shell (busybox's: see :mod:`autoenv.agents.toolset`) that prints, one per line, the regular files whose
+    ctime is not older than the marker's (deliverables only; no user process can set a ctime back)."""
     paths = " -o ".join(f"-path {shlex.quote(p)}" for p in PRUNED)
     names = " -o ".join(f"-name {shlex.quote(n)}" for n in PRUNED_NAMES)
+    since = f"$(stat -c %Z {MARKER})"
     # /usr/local/bin is where a task's command-line deliverable lives, so it is searched on its own
     return (
-        f"{{ find / \\( {paths} -o {names} \\) -prune -o -type f -cnewer {MARKER} -print; "
-        f"find /usr/local/bin /usr/local/sbin -type f -cnewer {MARKER} -print; }} 2>/dev/null | head -n {MAX_FILES}"
+        f"{{ find / \\( {paths} -o {names} \\) -prune -o -type f -exec stat -c '%Z %n' {{}} +; "
+        f"find /usr/local/bin /usr/local/sbin -type f -exec stat -c '%Z %n' {{}} +; }} 2>/dev/null "
+        f"| awk -v since={since} '$1 >= since {{ sub(/^[0-9]+ /, \"\"); print }}' | head -n {MAX_FILES}"
     )
+
+
+def existing_command(paths: list[str]) -> str:
+    """Shell that prints each of ``paths`` that exists, one per line."""
+    return "".join(f"[ -e {shlex.quote(p)} ] && echo {shlex.quote(p)}; " for p in paths) + "true"
 
 
 #: Damages one file ($1) in place (permissions and owner kept) and prints what it did.
@@ -131,11 +144,23 @@ class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
 
     @override
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
-        await environment.exec(command=f"touch {MARKER}", user="root", timeout_sec=30)
+        # validation's own tools, never the image's (whose find or sh the task's author may have replaced): one
+        # copy before the solution for the marker, a fresh one after it, at a name the solution never saw
+        named = mentioned_paths(instruction)
+        before = await upload_toolset(environment)
+        probe = await environment.exec(
+            command=confined(f"touch {MARKER}; {existing_command(named)}", before), user="root", timeout_sec=30
+        )
+        existed = set((probe.stdout or "").split("\n"))
         try:
             await self.run_solution(instruction, environment, context)
         finally:
-            result = await environment.exec(command=mutation_script(self.mutation), user="root", timeout_sec=120)
+            after = await upload_toolset(environment)
+            script = mutation_script(self.mutation)
+            created = await environment.exec(
+                command=confined(existing_command(named), after), user="root", timeout_sec=30
+            )
+            result = await environment.exec(command=confined(script, after), user="root", timeout_sec=120)
             mutated, originals, stopped = [], {}, []
             for line in (result.stdout or "").splitlines():
                 parts = line.split("\t", 2)
@@ -150,6 +175,8 @@ class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
                         pass  # binary outputs say nothing an instruction could state
             record = {
                 "mutation": self.mutation,
+                # files the instruction names that the solution brought into being (outputs a scan must find)
+                "created": [p for p in (created.stdout or "").split("\n") if p and p in named and p not in existed],
                 "mutated": mutated,
                 "stopped": stopped,
                 "outputs": originals,
@@ -167,6 +194,14 @@ def solution_outputs(trial_dir: str | Path) -> dict[str, str]:
         return json.loads((Path(trial_dir) / "agent" / RECORD).read_text()).get("outputs") or {}
     except (OSError, ValueError, AttributeError):
         return {}
+
+
+def created_outputs(trial_dir: str | Path) -> list[str]:
+    """Files the instruction names that did not exist before the solution ran and did after it."""
+    try:
+        return list(json.loads((Path(trial_dir) / "agent" / RECORD).read_text()).get("created") or [])
+    except (OSError, ValueError, AttributeError):
+        return []
 
 
 def mutated_files(trial_dir: str | Path) -> list[dict[str, str]] | None:

@@ -15,6 +15,7 @@ versions, unknown metadata fields); a *note* is a limit of how the task is run
 
 from __future__ import annotations
 
+import ast
 import re
 from enum import StrEnum
 from pathlib import Path
@@ -183,13 +184,38 @@ def _finding(rel: str, text: str, match: re.Match, rule: str, message: str, advi
     return Problem(path=rel, line=_line_of(text, match.start()), rule=rule, message=message, advice=advice)
 
 
-_APP_ON_PATH = re.compile(r"sys\.path\.(?:insert|append)\([^)]*[\"']/app")
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))", re.MULTILINE)
 IN_JUDGE_ADVICE = (
     "call the agent's code through tests/agentcall.py (agent_module(...), run_agent([...])): it runs in a process "
     "of its own as nobody; imported into pytest, a module that calls os._exit(0) or rewrites pytest's reports "
     "decides the reward (autoenv.grading; the families write this runner)"
 )
+
+
+def _in_process_uses(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int, str]]:
+    """(line, what) for each statement of a test file that puts the agent's code into its own process: a
+    ``sys.path`` entry under /app, or an import of a module the task's environment ships. Code in strings (a
+    child's program, run as another user) is not the test's own process and does not count."""
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("insert", "append")
+        ):
+            target = node.func.value
+            on_path = isinstance(target, ast.Attribute) and target.attr == "path"
+            on_path = on_path and isinstance(target.value, ast.Name) and target.value.id == "sys"
+            app = any(isinstance(a, ast.Constant) and str(a.value).startswith("/app") for a in node.args)
+            if on_path and app:
+                found.append((node.lineno, f"sys.path.{node.func.attr}(... '/app' ...)"))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            if isinstance(node, ast.ImportFrom) and node.level:
+                continue
+            for name in names:
+                if name.split(".")[0] in agent_modules:
+                    found.append((node.lineno, f"import {name}"))
+    return sorted(found)
 
 
 def agent_code_in_judge(path: Path) -> list[Problem]:
@@ -200,21 +226,21 @@ def agent_code_in_judge(path: Path) -> list[Problem]:
     for test in sorted(tests_dir.rglob("*.py")) if tests_dir.is_dir() else []:
         if test.name == "agentcall.py":
             continue
-        text = test.read_text(errors="replace")
-        found = list(_APP_ON_PATH.finditer(text))
-        found += [m for m in _IMPORT.finditer(text) if (m.group(1) or m.group(2)).split(".")[0] in agent_modules]
-        for match in found[:1]:
+        try:
+            tree = ast.parse(test.read_text(errors="replace"))
+        except (SyntaxError, ValueError):
+            continue  # pytest reports a file it cannot read; this check has nothing to add
+        for line, what in _in_process_uses(tree, agent_modules)[:1]:
             problems.append(
-                _finding(
-                    str(test),
-                    text,
-                    match,
-                    "autoenv-agent-code-in-judge",
-                    f"the tests run the agent's code inside pytest ({match.group(0).strip()[:80]!r})",
-                    IN_JUDGE_ADVICE,
+                Problem(
+                    path=str(test),
+                    line=line,
+                    rule="autoenv-agent-code-in-judge",
+                    message=f"the tests run the agent's code inside pytest ({what})",
+                    advice=IN_JUDGE_ADVICE,
+                    level=Level.WARNING,
                 )
             )
-            problems[-1].level = Level.WARNING
     return problems
 
 

@@ -20,7 +20,7 @@ from harbor.environments.definition import environment_content_hash
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
-from autoenv.agents.partial import mutated_files
+from autoenv.agents.partial import created_outputs, mutated_files
 from autoenv.sandbox.local.image import BUILDER_VERSION, BuildError, Image, build_image, cache_root
 from autoenv.taskfmt.check import Level, Problem, check_task, errors
 from autoenv.trials.runner import TrialOutcome
@@ -584,6 +584,22 @@ def check_partial(outcome: TrialOutcome, *, threshold: float = 1.0) -> CheckResu
             passed=None,
             evidence=evidence,
             summary=f"partial-solution trial did not run: {_describe(outcome)}",
+        )
+    created = created_outputs(outcome.trial_dir) if outcome.trial_dir else []
+    if not mutated and created:
+        # validation's own busybox scanned the sandbox; a file the solution made that it did not see was hidden
+        return CheckResult(
+            name="partial",
+            passed=False,
+            evidence={**evidence, "created": created},
+            summary=f"the solution created {', '.join(created[:5])} (named in the instruction), but the partial "
+            "trial found no changed file to damage",
+            feedback=(
+                f"solution/solve.sh created {', '.join(created[:5])}, which the instruction names, yet a scan of the "
+                "sandbox for files changed since the solution started found none: the outputs could not be damaged "
+                "to check that the tests notice. Write outputs as ordinary files where the instruction says, and do "
+                "not replace or shadow system programs (find, sh, cp) in solve.sh or the Dockerfile."
+            ),
         )
     if not mutated:
         return CheckResult(

@@ -204,3 +204,6 @@ def test_tests_that_import_the_agents_code_into_pytest_are_flagged_with_file_and
     ]
     test.write_text("import pytest\nfrom stats_utils import median\n")
     assert [p.line for p in agent_code_in_judge(task)] == [2]
+    # a child's program in a string (run as another user) is not the tests' own process
+    test.write_text("CALL = \"import sys; sys.path.insert(0, '/app'); import stats_utils\"\n")
+    assert agent_code_in_judge(task) == []
