@@ -68,6 +68,10 @@ PRUNED = (
     "/root/.cache",
     "/root/.npm",
     "/root/.local/lib",
+    # written by the container runtime when the sandbox starts (Docker), within the marker's second
+    "/etc/hosts",
+    "/etc/hostname",
+    "/etc/resolv.conf",
 )
 PRUNED_NAMES = ("__pycache__", ".git", "node_modules", "site-packages", "dist-packages", ".pytest_cache", ".mypy_cache")
 
@@ -112,18 +116,28 @@ halve() {
 
 
 #: Stops every process the solution left running (a service it started holds the code it loaded, so
-#: damaging its files alone would not reach it): all but PID 1, this script and what it started.
+#: damaging its files alone would not reach it): the processes started since the marker (ticks of 1/100 s after
+#: boot, as /proc reports them), but for this script, the processes that run it and what it started.
 STOP_LEFTOVERS = r"""
 me=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
+btime=$(sed -n 's/^btime //p' /proc/stat); since=$(stat -c %Z @MARKER@)
+# this script and the processes that run it (the exec session's shell and whatever started it) are not leftovers
+mine=" $$ "; p=$$
+while [ "$p" -gt 1 ] 2>/dev/null; do
+  p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status 2>/dev/null); mine="$mine$p "
+done
 for d in /proc/[0-9]*; do
   pid=${d#/proc/}
-  [ "$pid" = 1 ] || [ "$pid" = $$ ] && continue
+  [ "$pid" = 1 ] && continue
+  case "$mine" in *" $pid "*) continue ;; esac
   started=$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f20) || continue
   [ -n "$started" ] && [ "$started" -lt "$me" ] || continue
+  # started since the marker (the solution's), never the sandbox's own keep-alive process
+  [ $((btime + started / 100)) -ge "$since" ] || continue
   cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null | cut -c1-120)
   kill -9 "$pid" 2>/dev/null && printf 'STOPPED\t%s\t%s\n' "$pid" "$cmd"
 done
-"""
+""".replace("@MARKER@", MARKER)
 
 
 def mutation_script(mutation: str) -> str:

@@ -39,11 +39,15 @@ def host_busybox() -> Path:
 
 async def upload_toolset(environment: BaseEnvironment) -> str:
     """Copy busybox into a new folder in the sandbox, with its applets linked under ``bin/``; return the folder."""
-    folder = f"/tmp/.autoenv-tools-{uuid.uuid4().hex}"
-    await environment.upload_file(host_busybox(), f"{folder}/busybox")
+    name = uuid.uuid4().hex
+    folder, landed = f"/tmp/.autoenv-tools-{name}", f"/tmp/busybox-autoenv-{name}"
+    # into /tmp itself (Docker's copy does not make missing folders), then moved into place by busybox alone;
+    # the name starts with "busybox" because busybox takes the applet to run from its own file name
+    await environment.upload_file(host_busybox(), landed)
     q = shlex.quote(f"{folder}/busybox")
     made = await environment.exec(
-        command=f"{q} chmod 755 {q} && {q} mkdir -p {folder}/bin && {q} --install -s {folder}/bin",
+        command=f"{landed} mkdir -p {folder}/bin && {landed} mv {landed} {q} && {q} chmod 755 {q} "
+        f"&& {q} --install -s {folder}/bin",
         user="root",
         timeout_sec=60,
     )
@@ -53,5 +57,10 @@ async def upload_toolset(environment: BaseEnvironment) -> str:
 
 
 def confined(script: str, folder: str) -> str:
-    """``script`` run by the uploaded busybox's shell, with only its applets on PATH."""
-    return f"{shlex.quote(folder + '/busybox')} sh -c {shlex.quote(f'export PATH={folder}/bin; ' + script)}"
+    """``script`` run by the uploaded busybox's shell, with only its applets on PATH.
+
+    ``exec``: the busybox shell takes the place of the image's ``bash -c`` that Harbor's ``exec`` starts, so no
+    process of the image's stays in between (and a script that stops earlier processes does not stop its own
+    parent).
+    """
+    return f"exec {shlex.quote(folder + '/busybox')} sh -c {shlex.quote(f'export PATH={folder}/bin; ' + script)}"
