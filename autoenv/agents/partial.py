@@ -41,7 +41,7 @@ from harbor.models.agent.context import AgentContext
 from autoenv.agents.adversary import mentioned_paths
 from autoenv.agents.named import NamedAgent
 from autoenv.agents.oracle import TaskOracleAgent
-from autoenv.agents.toolset import confined, upload_toolset
+from autoenv.agents.toolset import run_confined, upload_toolset
 
 MUTATIONS = ("halved",)
 MARKER = "/tmp/.autoenv-partial-mark"
@@ -162,19 +162,15 @@ class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
         # copy before the solution for the marker, a fresh one after it, at a name the solution never saw
         named = mentioned_paths(instruction)
         before = await upload_toolset(environment)
-        probe = await environment.exec(
-            command=confined(f"touch {MARKER}; {existing_command(named)}", before), user="root", timeout_sec=30
-        )
+        probe = await run_confined(environment, f"touch {MARKER}; {existing_command(named)}", before, timeout_sec=30)
         existed = set((probe.stdout or "").split("\n"))
         try:
             await self.run_solution(instruction, environment, context)
         finally:
             after = await upload_toolset(environment)
             script = mutation_script(self.mutation)
-            created = await environment.exec(
-                command=confined(existing_command(named), after), user="root", timeout_sec=30
-            )
-            result = await environment.exec(command=confined(script, after), user="root", timeout_sec=120)
+            created = await run_confined(environment, existing_command(named), after, timeout_sec=30)
+            result = await run_confined(environment, script, after, timeout_sec=120)
             mutated, originals, stopped = [], {}, []
             for line in (result.stdout or "").splitlines():
                 parts = line.split("\t", 2)

@@ -1,66 +1,100 @@
-"""Validation's own tools inside a task's sandbox: a static busybox, uploaded to a fresh folder per use.
+"""Validation's own tools inside a task's sandbox: a static busybox the image's programs cannot stand in for.
 
-The probes validation runs in a task's sandbox (the partial-solution trial's scan and damage) must not run the
-image's programs: the task's author wrote the Dockerfile and ``solution/solve.sh``, and either can put a ``find``
-that prints nothing, or a ``cp`` that lies, in front of the real ones (``/usr/local/bin`` comes first on PATH).
-A proposer optimising r_P finds that as surely as a solver finds ``os._exit(0)``. Debian's ``busybox-static``
-has no library to load and every applet the probes use; it is copied in under a random name just before it is
-needed (after the solution ran, for the scan), and the probe's PATH holds its applets alone.
+The probes validation runs in a task's sandbox (the partial-solution trial's scan and damage, the adversary's own
+shell work, the leak scan on backends autoenv cannot read directly) must not run the image's programs: the task's
+author wrote the Dockerfile and ``solution/solve.sh``, and either can put a ``find`` that prints nothing, or a ``cp``
+that lies, in front of the real ones (``/usr/local/bin`` comes first on PATH), or replace the ``bash`` that Harbor's
+``exec`` wraps commands in. A proposer optimising r_P finds that as surely as a solver finds ``os._exit(0)``.
+
+:mod:`autoenv.sandbox.toolbox` says where the busybox comes from on each backend. Here it gets a fresh folder of
+applet links per use (made after the solution ran, for the scan); probes run its shell with those applets alone on
+PATH, started directly where the backend can (:class:`~autoenv.sandbox.toolbox.RawExec`: local, Docker), through
+``exec`` elsewhere.
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
 import uuid
-from pathlib import Path
+from dataclasses import dataclass
 
-from harbor.environments.base import BaseEnvironment
+from harbor.environments.base import BaseEnvironment, ExecResult
 
 from autoenv.errors import MachineError
+from autoenv.sandbox.toolbox import TOOLBOX_MOUNT, RawExec, host_busybox
 
-#: Where Debian's busybox-static puts its binary (``busybox`` is the dynamically linked package: not usable).
-BUSYBOX = Path("/bin/busybox")
-
-
-def host_busybox() -> Path:
-    """The static busybox on this machine; :class:`MachineError` when there is none."""
-    path = BUSYBOX if BUSYBOX.is_file() else Path(shutil.which("busybox") or BUSYBOX)
-    try:
-        head = path.read_bytes()[:65536]
-    except OSError:
-        raise MachineError(
-            f"{path} not found: validation runs its probes with a static busybox (apt-get install busybox-static)"
-        ) from None
-    if not head.startswith(b"\x7fELF") or b"ld-linux" in head or b"ld-musl" in head:
-        raise MachineError(f"{path} is not a statically linked busybox (apt-get install busybox-static)")
-    return path
+__all__ = ["Toolset", "confined", "host_busybox", "run_confined", "upload_toolset"]
 
 
-async def upload_toolset(environment: BaseEnvironment) -> str:
-    """Copy busybox into a new folder in the sandbox, with its applets linked under ``bin/``; return the folder."""
+@dataclass(frozen=True)
+class Toolset:
+    """A busybox in the sandbox (``busybox``) and a folder of links to its applets (``bin``)."""
+
+    busybox: str
+    bin: str
+
+
+async def _start(
+    environment: BaseEnvironment, argv: list[str], *, user: str | int | None, timeout_sec: int
+) -> ExecResult:
+    if isinstance(environment, RawExec):
+        return await environment.exec_argv(argv, user=user, timeout_sec=timeout_sec)
+    return await environment.exec(command=shlex.join(["exec", *argv]), user=user, timeout_sec=timeout_sec)
+
+
+async def upload_toolset(environment: BaseEnvironment) -> Toolset:
+    """Make a fresh folder of busybox applet links in the sandbox (the busybox itself copied in where needed)."""
     name = uuid.uuid4().hex
-    folder, landed = f"/tmp/.autoenv-tools-{name}", f"/tmp/busybox-autoenv-{name}"
-    # into /tmp itself (Docker's copy does not make missing folders), then moved into place by busybox alone;
-    # the name starts with "busybox" because busybox takes the applet to run from its own file name
-    await environment.upload_file(host_busybox(), landed)
-    q = shlex.quote(f"{folder}/busybox")
-    made = await environment.exec(
-        command=f"{landed} mkdir -p {folder}/bin && {landed} mv {landed} {q} && {q} chmod 755 {q} "
-        f"&& {q} --install -s {folder}/bin",
-        user="root",
-        timeout_sec=60,
-    )
-    if made.return_code != 0:
-        raise MachineError(f"could not set up validation's busybox in the sandbox: {(made.stderr or '')[-500:]}")
-    return folder
+    folder = f"/tmp/.autoenv-tools-{name}"
+    # the local backend binds busybox at TOOLBOX_MOUNT; a busybox there that is not ours cannot be: it is a
+    # read-only bind the sandbox cannot replace. Elsewhere it is copied in (Docker's copy is the daemon's, no
+    # program of the image's takes part) under a name busybox answers to, then moved into place by itself.
+    probe = await _start(environment, [TOOLBOX_MOUNT, "true"], user="root", timeout_sec=30)
+    if probe.return_code == 0:
+        busybox = TOOLBOX_MOUNT
+        steps = [[busybox, "mkdir", "-p", f"{folder}/bin"]]
+    else:
+        landed = f"/tmp/busybox-autoenv-{name}"
+        await environment.upload_file(host_busybox(), landed)
+        busybox = f"{folder}/busybox"
+        steps = [
+            [landed, "mkdir", "-p", f"{folder}/bin"],
+            [landed, "mv", landed, busybox],
+            [busybox, "chmod", "755", busybox],
+        ]
+    steps.append([busybox, "--install", "-s", f"{folder}/bin"])
+    for argv in steps:
+        made = await _start(environment, argv, user="root", timeout_sec=60)
+        if made.return_code != 0:
+            raise MachineError(
+                f"could not set up validation's busybox in the sandbox ({shlex.join(argv)}): "
+                f"{(made.stderr or made.stdout or '')[-500:]}"
+            )
+    return Toolset(busybox=busybox, bin=f"{folder}/bin")
 
 
-def confined(script: str, folder: str) -> str:
-    """``script`` run by the uploaded busybox's shell, with only its applets on PATH.
+def _argv(script: str, tools: Toolset, then_image: bool) -> list[str]:
+    path = f"{tools.bin}:$PATH" if then_image else tools.bin
+    return [tools.busybox, "sh", "-c", f"export PATH={path}; {script}"]
 
-    ``exec``: the busybox shell takes the place of the image's ``bash -c`` that Harbor's ``exec`` starts, so no
-    process of the image's stays in between (and a script that stops earlier processes does not stop its own
-    parent).
+
+def confined(script: str, tools: Toolset, *, then_image: bool = False) -> str:
+    """``script`` as a command for ``exec``: run by the sandbox's busybox shell, with only its applets on PATH.
+
+    ``then_image``: the image's PATH follows the applets (the adversary still uses the image's interpreters where
+    it has them, as an agent would; its own shell work never depends on the image's programs).
     """
-    return f"exec {shlex.quote(folder + '/busybox')} sh -c {shlex.quote(f'export PATH={folder}/bin; ' + script)}"
+    return shlex.join(["exec", *_argv(script, tools, then_image)])
+
+
+async def run_confined(
+    environment: BaseEnvironment,
+    script: str,
+    tools: Toolset,
+    *,
+    user: str | int | None = "root",
+    timeout_sec: int = 120,
+    then_image: bool = False,
+) -> ExecResult:
+    """Run ``script`` with validation's busybox: started directly where the backend can, else via ``exec``."""
+    return await _start(environment, _argv(script, tools, then_image), user=user, timeout_sec=timeout_sec)

@@ -23,6 +23,8 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
+from harbor.constants import MAIN_SERVICE_NAME
+from harbor.environments.base import ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.docker import docker as harbor_docker
 from harbor.environments.docker.docker import DockerEnvironment
@@ -70,6 +72,18 @@ class OfflineDockerEnvironment(DockerEnvironment):
         if self._static_no_network:
             caps = caps.model_copy(update={"disable_internet": True})
         return caps
+
+    async def exec_argv(
+        self, argv: list[str], *, user: str | int | None = None, timeout_sec: int | None = None
+    ) -> ExecResult:
+        """``argv`` started by ``docker compose exec`` directly, without the image's ``bash -c`` that ``exec``
+        wraps commands in (:class:`autoenv.sandbox.toolbox.RawExec`)."""
+        command = ["exec"]
+        resolved = self._resolve_user(user)
+        if resolved is not None:
+            command += ["-u", str(resolved)]
+        command += [MAIN_SERVICE_NAME, *argv]
+        return await self._run_docker_compose_command(command, check=False, timeout_sec=timeout_sec)
 
     @property
     def _docker_compose_paths(self) -> list[Path]:

@@ -424,10 +424,15 @@ def check_leakage(
     lines = "\n".join(f"- {f}" for f in findings[:15])
     kinds = sorted({f.kind for f in findings})
     advice = []
-    if any(k.endswith("_in_image") for k in kinds):
+    if any(k.endswith("_in_image") and not k.startswith("expected_") for k in kinds):
         advice.append(
             "Do not COPY solution or test files (or their contents) into the environment; Harbor uploads tests/ only "
             "after the agent finishes."
+        )
+    if any(k.startswith("expected_") for k in kinds):
+        advice.append(
+            "Keep the expected values out of every file the agent can read (logs, caches, dot-folders, archives): "
+            "ship only the inputs, and compute the answers in the tests or put them in tests/."
         )
     if any(k.endswith("_in_instruction") for k in kinds):
         advice.append(
@@ -484,6 +489,14 @@ CHEAT_ADVICE = {
         "after `chmod -R go-rwx /tests` in test.sh, and keep copies of the tests in a folder only root can read), or "
         "run it "
         "before the expected values are put in place."
+    ),
+    "inject": (
+        "The tests import the agent's Python code into the process that decides the reward, so that code decides it: "
+        "a module that ends its importer with os._exit(0), or rewrites pytest's reports to 'passed', wins without "
+        "doing the task. Call the agent's functions in a child process under another user and compare plain data in "
+        "the test: copy autoenv's broker next to the tests (`autoenv.grading.AGENTCALL` -> tests/agentcall.py), run "
+        "pytest through it from test.sh, and use `agentcall.agent_module('/app/pkg.py')` instead of importing; or "
+        "run the agent's program as a subprocess and check its output."
     ),
 }
 

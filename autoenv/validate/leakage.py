@@ -30,13 +30,16 @@ Other backends are scanned from inside a started environment by
 from __future__ import annotations
 
 import ast
+import gzip
 import math
 import os
 import re
 import shlex
 import tarfile
+import uuid
+import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal, override
 
 from harbor.agents.base import BaseAgent
@@ -46,6 +49,7 @@ from num2words import num2words
 from pydantic import BaseModel
 
 from autoenv.agents.named import NamedAgent
+from autoenv.agents.toolset import run_confined, upload_toolset
 
 MIN_LINE = 12
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -104,6 +108,8 @@ LeakKind = Literal[
     "answer_in_instruction",
     "solution_in_instruction",
     "output_in_instruction",
+    "expected_value_in_image",
+    "expected_output_in_image",
 ]
 
 
@@ -135,7 +141,11 @@ def read_text(path: Path) -> str | None:
     try:
         if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
             return None
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read(8192)
+            if not _is_text(data):  # a program or an image: not read to its end
+                return None
+            data += fh.read()
     except OSError:
         return None
     return data.decode("utf-8", errors="replace") if _is_text(data) else None
@@ -548,6 +558,164 @@ def scan_tree(root: Path, secrets: Secrets, *, skip: re.Pattern[str] | None = SK
     return findings
 
 
+# -- expected values anywhere the agent can read --------------------------------------
+
+#: Archives the scan opens (an answer left packed beside the inputs is as readable as one unpacked).
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip", ".gz")
+MAX_ARCHIVE_MEMBERS = 500
+_MENTION = re.compile(r"[\w./@+-]+")
+
+
+def _mentions(task_dir: Path) -> set[str]:
+    """Paths and names the instruction or the reference solution speaks of: files so named are the task's inputs."""
+    words: set[str] = set()
+    texts = [read_text(task_dir / "instruction.md") or ""]
+    texts += [text for _, text in _texts(task_dir / "solution")]
+    for text in texts:
+        for word in _MENTION.findall(text):
+            word = word.strip(".,;:'\"")
+            if len(word) >= 3:
+                words.add(word.rstrip("/"))
+    return words
+
+
+def _is_input(image_path: str, mentions: set[str]) -> bool:
+    name = PurePosixPath(image_path).name
+    if name in mentions or image_path in mentions:
+        return True
+    return any(m.startswith("/") and len(m) > 1 and image_path.startswith(m + "/") for m in mentions)
+
+
+def _archive_texts(path: Path):
+    """(member name, text) of the text files inside an archive; nothing when it is not one."""
+    name = path.name.lower()
+    try:
+        if name.endswith(".zip"):
+            with zipfile.ZipFile(path) as zf:
+                for info in zf.infolist()[:MAX_ARCHIVE_MEMBERS]:
+                    if not info.is_dir() and info.file_size <= MAX_FILE_BYTES:
+                        data = zf.read(info)
+                        if _is_text(data):
+                            yield info.filename, data.decode("utf-8", errors="replace")
+        elif name.endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")):
+            with tarfile.open(path) as tf:
+                for n, member in enumerate(tf):
+                    if n >= MAX_ARCHIVE_MEMBERS:
+                        break
+                    if member.isfile() and member.size <= MAX_FILE_BYTES and (fh := tf.extractfile(member)):
+                        data = fh.read()
+                        if _is_text(data):
+                            yield member.name, data.decode("utf-8", errors="replace")
+        elif name.endswith(".gz"):
+            with gzip.open(path) as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
+            if len(data) <= MAX_FILE_BYTES and _is_text(data):
+                yield path.name[:-3], data.decode("utf-8", errors="replace")
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, ValueError):
+        return
+
+
+def _readable_texts(root: Path, skip: re.Pattern[str] | None):
+    """(image path, text) of every text file under ``root`` (the image's ``/``), archive members included."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir
+        if skip is not None:
+            dirnames[:] = sorted(d for d in dirnames if not skip.search(f"{rel_dir}/{d}".lstrip("/")))
+        if rel_dir.split("/")[0] in {"tests", "solution"}:
+            continue  # reported whole by scan_tree
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            image_path = "/" + f"{rel_dir}/{name}".lstrip("/")
+            if not path.is_file() or path.is_symlink():
+                continue
+            if name.lower().endswith(ARCHIVE_SUFFIXES):
+                for member, text in _archive_texts(path):
+                    yield f"{image_path}!{member}", text
+            elif (text := read_text(path)) is not None:
+                yield image_path, text
+
+
+def _output_lines(content: str) -> set[str]:
+    return {
+        line
+        for line in (normalize(raw) for raw in content.splitlines())
+        if len(line) >= 8 and (any(c.isdigit() for c in line) or len(line) >= 16)
+    }
+
+
+def scan_expected_values(
+    root: Path,
+    task_dir: Path,
+    secrets: Secrets,
+    outputs: dict[str, str] | None = None,
+    *,
+    skip: re.Pattern[str] | None = SKIP_DIRS,
+) -> list[LeakFinding]:
+    """The values the tests compare with, and what the reference solution wrote, in any file the agent can read.
+
+    ``root`` stands for the image's ``/``: every text file outside the base system's package folders is read,
+    dot-folders and archive members included, whatever its name. A value that also occurs in one of the task's
+    inputs (a file the instruction or the solution names, or a file under a folder they name) is data the agent
+    is meant to read, not a leak. ``outputs`` (from the partial-solution trial) maps each file the solution wrote
+    to its text: a one-value output is looked for like a test literal; of a longer one, the lines that were not
+    in the image's own copy of that file, most of them in one file being a copy of the expected output.
+    """
+    mentions = _mentions(task_dir)
+    values: dict[str, tuple[str, str]] = {v: (src, "the tests expect it") for v, src in secrets.answer_literals.items()}
+    copies: dict[str, set[str]] = {}
+    for output, content in (outputs or {}).items():
+        lines = [normalize(line) for line in content.splitlines() if normalize(line)]
+        if len(lines) == 1:
+            for form in _literal_forms(lines[0]):
+                values.setdefault(form, (output, "the reference solution writes it"))
+        elif len(lines) > 1:
+            before = read_text(Path(root) / output.lstrip("/")) or ""
+            new = _output_lines(content) - _output_lines(before)
+            if len(new) >= 2:
+                copies[output] = new
+    if not values and not copies:
+        return []
+    files = list(_readable_texts(Path(root), skip))
+    inputs = [text for where, text in files if _is_input(where.split("!")[0], mentions)]
+    given = "\n".join(inputs)
+    values = {v: why for v, why in values.items() if not _token_in(given, v)}
+    given_lines = {normalize(line) for line in given.splitlines()}
+    findings: list[LeakFinding] = []
+    for where, text in files:
+        if _is_input(where.split("!")[0], mentions):
+            continue
+        for value, (source, why) in values.items():
+            if _token_in(text, value):
+                lineno = next((i for i, ln in enumerate(text.splitlines(), 1) if _token_in(ln, value)), 0)
+                findings.append(
+                    LeakFinding(
+                        kind="expected_value_in_image",
+                        where=f"{where}:{lineno}",
+                        source=source,
+                        detail=f"{value!r} is in a file the agent can read and {why}",
+                    )
+                )
+        lines = {normalize(line) for line in text.splitlines()}
+        for output, new in copies.items():
+            if where == output:
+                continue
+            hit = (new & lines) - given_lines
+            if len(hit) >= max(2, math.ceil(0.5 * len(new))):
+                findings.append(
+                    LeakFinding(
+                        kind="expected_output_in_image",
+                        where=where,
+                        source=output,
+                        detail=f"{len(hit)}/{len(new)} lines the reference solution writes to {output} are in it, "
+                        f"e.g. {sorted(hit)[0][:80]!r}",
+                    )
+                )
+        if len(findings) >= MAX_FINDINGS:
+            break
+    return findings
+
+
 # -- scanning other backends from inside ----------------------------------------------
 
 SCAN_ROOTS = (
@@ -591,16 +759,21 @@ class ScanAgent(NamedAgent, BaseAgent):
     @override
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
         roots = " ".join(shlex.quote(r) for r in self.roots)
-        command = (
-            f'cd / && for d in {roots}; do [ -e "$d" ] && echo "$d"; done > /tmp/.autoenv-scan-roots; '
-            "find $(cat /tmp/.autoenv-scan-roots) -xdev -type d \\( -name '.?*' -o -name site-packages -o -name "
-            "dist-packages "
-            "-o -name node_modules -o -name __pycache__ -o -path '*/lib/python*' \\) -prune "
-            f"-o -type f -size -{MAX_FILE_BYTES // 1024}k ! -name '.autoenv-*' -print 2>/dev/null"
-            f" | head -n 20000 > /tmp/.autoenv-scan-list; tar -czf {SCAN_ARCHIVE} -T /tmp/.autoenv-scan-list "
-            f"2>/dev/null; ls -l {SCAN_ARCHIVE}"
+        # validation's busybox, never the image's find/tar (see autoenv.agents.toolset); dot-folders are read
+        # (an answer cached in /app/.meta is a leak); busybox tar takes no file list, so the files travel
+        # through a cpio copy into a staging folder that is then packed whole
+        tools = await upload_toolset(environment)
+        stage = f"/tmp/.autoenv-scan-{uuid.uuid4().hex}"
+        script = (
+            f'cd / && for d in {roots}; do [ -e "$d" ] && echo "$d"; done > {stage}.roots; '
+            f"find $(cat {stage}.roots) -xdev -type d \\( -name '.autoenv-*' -o -name site-packages -o -name "
+            "dist-packages -o -name node_modules -o -name __pycache__ -o -name .git -o -path '*/lib/python*' \\) "
+            f"-prune -o -type f -size -{MAX_FILE_BYTES // 1024}k ! -name '.autoenv-*' ! -name 'busybox-autoenv-*' "
+            f"-print 2>/dev/null | head -n 20000 | sed 's,^/,,' > {stage}.list; mkdir -p {stage}; "
+            f"cpio -o -H newc < {stage}.list 2>/dev/null | (cd {stage} && cpio -idm 2>/dev/null); "
+            f"tar -czf {SCAN_ARCHIVE} -C {stage} . && rm -rf {stage} {stage}.list {stage}.roots; ls -l {SCAN_ARCHIVE}"
         )
-        result = await environment.exec(command=command, user="root", timeout_sec=300)
+        result = await run_confined(environment, script, tools, timeout_sec=300)
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         target = self.logs_dir / "scan.tgz"
         await environment.download_file(SCAN_ARCHIVE, target)
@@ -613,10 +786,30 @@ class ScanAgent(NamedAgent, BaseAgent):
 
 def scan_extracted(trial_dir: Path, secrets: Secrets) -> list[LeakFinding]:
     """Findings from a :class:`ScanAgent` trial's copy of the environment."""
-    root = Path(trial_dir) / "agent" / "fs"
+    root = extracted_root(trial_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: the leak-scan agent copied nothing back")
-    return scan_tree(root, secrets, skip=re.compile(r"(^|/)(__pycache__|site-packages|dist-packages)(/|$)"))
+    return scan_tree(root, secrets, skip=EXTRACTED_SKIP)
 
 
-__all__ = ["LeakFinding", "Secrets", "ScanAgent", "scan_extracted", "scan_instruction", "scan_tree", "task_secrets"]
+#: What a :class:`ScanAgent` copy leaves out already; the rest of it is the agent's view.
+EXTRACTED_SKIP = re.compile(r"(^|/)(__pycache__|site-packages|dist-packages)(/|$)")
+
+
+def extracted_root(trial_dir: Path) -> Path:
+    """Where a :class:`ScanAgent` trial put its copy of the environment (standing for the image's ``/``)."""
+    return Path(trial_dir) / "agent" / "fs"
+
+
+__all__ = [
+    "LeakFinding",
+    "Secrets",
+    "ScanAgent",
+    "scan_expected_values",
+    "EXTRACTED_SKIP",
+    "extracted_root",
+    "scan_extracted",
+    "scan_instruction",
+    "scan_tree",
+    "task_secrets",
+]

@@ -29,6 +29,10 @@ from autoenv.trials import runner
 from autoenv.validate import cache, checks
 from autoenv.validate.checks import CHECK_ORDER, CheckName, CheckResult, skipped
 from autoenv.validate.leakage import (
+    EXTRACTED_SKIP,
+    SKIP_DIRS,
+    extracted_root,
+    scan_expected_values,
     scan_extracted,
     scan_instruction,
     scan_outputs_in_instruction,
@@ -238,6 +242,7 @@ async def avalidate_task(
     # 2. build (local: directly, so a broken line is reported without a trial)
     image_findings = None
     image_note = ""
+    image = None
     if env == "local":
         results["build"], image = await checks.check_build_local(task_dir, force=force)
         if image is None:
@@ -284,8 +289,16 @@ async def avalidate_task(
         for n in checks.NEED_ORACLE:
             results[n] = skipped(n, f"oracle not checked: {why}")
     results["nop"] = checks.check_nop(nop, offline=offline)
-    if partial is not None and partial.trial_dir:
-        instruction_findings += scan_outputs_in_instruction(task_dir, solution_outputs(partial.trial_dir), secrets)
+    outputs = solution_outputs(partial.trial_dir) if partial is not None and partial.trial_dir else {}
+    if outputs:
+        instruction_findings += scan_outputs_in_instruction(task_dir, outputs, secrets)
+    # the expected values (the tests' literals, what the solution wrote) in any file the agent can read
+    if image is not None:
+        readable, skip = image.rootfs, SKIP_DIRS
+    else:
+        readable, skip = extracted_root(Path(outcomes[-1].trial_dir or ".")), EXTRACTED_SKIP
+    if image_findings is not None and readable.is_dir():
+        image_findings += await asyncio.to_thread(scan_expected_values, readable, task_dir, secrets, outputs, skip=skip)
     results["leakage"] = checks.check_leakage(image_findings, instruction_findings, image_note=image_note)
     verifier_cfg = task.config.verifier
     separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (

@@ -66,12 +66,19 @@ def test_validate_on_docker(tmp_path):
         Path(shutil.copytree(EXAMPLE_TASKS / name, tmp_path / name, ignore=shutil.ignore_patterns(".autoenv")))
         for name in ("fix-median-bug", "csv-statistic")
     ]
+    # and a weak one: the expected sum sits in /app/.meta/audit.log, which the leak scan (validation's busybox,
+    # dot-folders read) copies out of the container
+    reviewed = Path(__file__).parents[1] / "validate" / "reviewed" / "answer-in-audit-log"
+    copies.append(Path(shutil.copytree(reviewed, tmp_path / reviewed.name, ignore=shutil.ignore_patterns(".autoenv"))))
 
-    async def both():  # Docker trials mostly wait on compose: both validations at once, two trials each
+    async def all_three():  # Docker trials mostly wait on compose: the validations at once, two trials each
         return await asyncio.gather(*(avalidate_task(c, env="docker", trials_dir=tmp_path / "trials") for c in copies))
 
-    for report in asyncio.run(both()):
-        assert report.valid, report.feedback()
+    median, csv, leaky = asyncio.run(all_three())
+    assert median.valid, median.feedback()
+    assert csv.valid, csv.feedback()
+    assert [c.name for c in leaky.failed] == ["leakage"], leaky.feedback()
+    assert "/app/.meta/audit.log:2" in leaky.feedback()
 
 
 def test_exported_dataset_runs_under_harbor_run_on_docker(tmp_path):
@@ -127,3 +134,26 @@ def test_adversary_cannot_win_a_bundled_task_on_docker(tmp_path):
         arun_many([(t, "adversary") for t in tasks], n_concurrent=2, env="docker", trials_dir=tmp_path)
     )
     assert all(o.reward == 0.0 for o in outcomes), [(o.task, o.reward, o.error) for o in outcomes]
+
+
+def test_the_agents_module_cannot_decide_the_reward_on_docker(tmp_path):
+    """The red team's in-judge cheats (tests/redteam/test_agent_code_in_judge.py) on Harbor's Docker environment:
+    two bundled tasks whose tests call the agent's module get 0 from a module that exits 0 or rewrites pytest's
+    reports, and the in-process control (the median task graded as it was before the broker) is forged by both."""
+    from tests.redteam.attacker import IMPORT_PATH
+    from tests.redteam.test_agent_code_in_judge import CHEATS, attack_script, in_process_median
+
+    broker = [EXAMPLE_TASKS / n for n in ("fix-median-bug", "inventory-api-multi-tests")]
+    control = in_process_median(tmp_path / "median-in-process")
+    jobs = [
+        (t, IMPORT_PATH, {"script": attack_script(CHEATS[c])}) for t in [*broker, control] for c in ("exit0", "reports")
+    ]
+    outcomes = asyncio.run(arun_many(jobs, n_concurrent=2, env="docker", trials_dir=tmp_path / "trials"))
+    assert [(o.task, o.reward) for o in outcomes] == [
+        ("fix-median-bug", 0.0),
+        ("fix-median-bug", 0.0),
+        ("inventory-api-multi-tests", 0.0),
+        ("inventory-api-multi-tests", 0.0),
+        ("median-in-process", 1.0),
+        ("median-in-process", 1.0),
+    ], [(o.task, o.reward, o.error, o.error_message) for o in outcomes]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -141,17 +142,31 @@ if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/ve
 """
 
 
-def test_control_the_same_cheats_win_when_pytest_imports_the_agents_module(tmp_path):
-    import shutil
-
-    task = tmp_path / "median-in-process"
+def in_process_median(task: Path) -> Path:
+    """fix-median-bug with its tests importing the agent's module into pytest (the shape before the broker)."""
     shutil.copytree(bundled_tasks()[0].parent / "fix-median-bug", task)
     shutil.rmtree(task / "tests")
     (task / "tests").mkdir()
     (task / "tests" / "test_outputs.py").write_text(IN_PROCESS_TESTS)
     (task / "tests" / "test.sh").write_text(IN_PROCESS_TEST_SH)
+    return task
+
+
+def test_control_the_same_cheats_win_when_pytest_imports_the_agents_module(tmp_path):
+    task = in_process_median(tmp_path / "median-in-process")
     jobs = [(task, "nop"), (task, "oracle")]
     jobs += [(task, IMPORT_PATH, {"script": attack_script(CHEATS[c])}) for c in ("exit0", "reports")]
     nop, oracle, *cheats = asyncio.run(arun_many(jobs, n_concurrent=2, trials_dir=tmp_path / "trials"))
     assert (nop.reward, oracle.reward) == (0.0, 1.0)  # the control task itself grades correctly
     assert [o.reward for o in cheats] == [1.0, 1.0]  # and an unsolved module forges its reward
+
+
+def test_validation_rejects_the_in_process_shape_with_the_reason(tmp_path):
+    """The validator's adversary knows this class: the same task gets a tamper error that says why and how to fix."""
+    from autoenv.validate.validation import validate_task
+
+    report = validate_task(in_process_median(tmp_path / "median-in-process"), trials_dir=tmp_path / "trials")
+    assert [c.name for c in report.failed] == ["tamper"], report.feedback()
+    assert "'inject' cheats alone suffice" in report.check("tamper").summary
+    assert "agentcall.agent_module" in report.feedback()
+    assert "autoenv-agent-code-in-judge" in report.feedback()  # and the task check says where

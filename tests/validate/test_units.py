@@ -18,6 +18,7 @@ from autoenv.validate.calibration import CalibrationReport, CalibrationSettings,
 from autoenv.validate.checks import CHECK_ORDER, CheckResult, check_deterministic, check_nop, check_timeouts
 from autoenv.validate.leakage import (
     python_answer_literals,
+    scan_expected_values,
     scan_instruction,
     scan_tree,
     shell_answer_literals,
@@ -289,6 +290,56 @@ def test_scan_tree_finds_copies_by_content_and_name_but_not_shared_starter_lines
     assert not [f for f in scan_tree(root, good_secrets) if f.where == "/app/starter.py"]
 
 
+def test_expected_values_are_found_in_any_readable_file_but_not_in_the_inputs(tmp_path):
+    """GOOD sums /app/numbers.txt to 5004 (its test compares with it): where the agent could find that number."""
+    import io
+    import tarfile
+    import zipfile
+
+    secrets = task_secrets(GOOD)
+    root = tmp_path / "rootfs"
+    (root / "app" / ".meta").mkdir(parents=True)
+    (root / "opt").mkdir()
+    (root / "app" / "numbers.txt").write_text((GOOD / "environment" / "numbers.txt").read_text())
+    assert scan_expected_values(root, GOOD, secrets) == []  # the input itself does not state the sum
+    (root / "app" / ".meta" / "audit.log").write_text("rows=12\nchecked_total=5004 status=ok\n")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("old/sum.txt", "5004\n")
+    (root / "opt" / "backup.zip").write_bytes(buffer.getvalue())
+    with tarfile.open(root / "opt" / "prev.tgz", "w:gz") as tf:
+        data = b"total 5004\n"
+        info = tarfile.TarInfo("run/result.txt")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+    found = {f.where: f for f in scan_expected_values(root, GOOD, secrets)}
+    assert set(found) == {"/app/.meta/audit.log:2", "/opt/backup.zip!old/sum.txt:1", "/opt/prev.tgz!run/result.txt:1"}
+    assert {f.kind for f in found.values()} == {"expected_value_in_image"}
+    assert (
+        found["/app/.meta/audit.log:2"].source == "tests/test.sh" and "'5004'" in found["/app/.meta/audit.log:2"].detail
+    )
+    # a value that is in the inputs the instruction names is data to read, wherever else it also is
+    (root / "app" / "numbers.txt").write_text("5004\n")
+    assert scan_expected_values(root, GOOD, secrets) == []
+
+
+def test_a_copy_of_the_solutions_longer_output_is_found_but_not_the_outputs_own_starter(tmp_path):
+    secrets = task_secrets(GOOD)
+    root = tmp_path / "rootfs"
+    (root / "app").mkdir(parents=True)
+    (root / "srv").mkdir()
+    report = "region,total\nnorth,1200.50\nsouth,980.25\neast,433.10\nwest,1501.00\n"
+    outputs = {"/app/report.csv": report}
+    (root / "app" / "report.csv").write_text("region,total\nnorth,1200.50\n")  # a starter with one row filled in
+    assert scan_expected_values(root, GOOD, secrets, outputs) == []
+    (root / "srv" / "cache.csv").write_text(report)
+    found = scan_expected_values(root, GOOD, secrets, outputs)
+    assert [(f.kind, f.where, f.source) for f in found] == [
+        ("expected_output_in_image", "/srv/cache.csv", "/app/report.csv")
+    ]
+    assert "3/3 lines" in found[0].detail  # the starter's row is not news; the three others are
+
+
 # -- adversary heuristics ----------------------------------------------------------------
 
 
@@ -310,7 +361,7 @@ def test_adversary_targets_outputs_and_programs_from_the_instruction():
     assert "reward-loop" not in cheat_script(text, ["tests", "outputs"])
     with pytest.raises(ValueError):
         cheat_script(text, ["nonsense"])
-    assert set(CHEAT_FAMILIES) == {"reward", "plant", "tests", "outputs", "peek"}
+    assert set(CHEAT_FAMILIES) == {"reward", "plant", "tests", "outputs", "peek", "inject"}
     # planting is its own family (a shared-mode limit), and peek replaces the named program with a reader
     assert "planted_conftest" in cheat_script(text, ["plant"]) and "planted_conftest" not in cheat_script(
         text, ["tests"]

@@ -31,6 +31,7 @@ from typing import Any
 
 from autoenv.errors import SandboxFault
 from autoenv.sandbox.local import oci
+from autoenv.sandbox.toolbox import TOOLBOX_MOUNT, host_busybox_or_none
 
 #: The container's PID 1: waits forever and reaps orphans (dash's ``wait`` reaps any child).
 INIT_ARGS = ["/bin/sh", "-c", "trap '' TERM INT HUP; while :; do sleep 3600 & wait; done"]
@@ -142,6 +143,8 @@ class Container:
                 ]
             )
             etc = self._write_etc_files()
+            if (busybox := host_busybox_or_none()) is not None:  # validation's tools (autoenv.sandbox.toolbox)
+                etc[TOOLBOX_MOUNT] = busybox
             config = oci.spec(
                 rootfs=self.rootfs,
                 init_args=INIT_ARGS,

@@ -187,6 +187,22 @@ class LocalEnvironment(BaseEnvironment):
                 await callback(result.stderr, "stderr")
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
 
+    async def exec_argv(
+        self, argv: list[str], *, user: str | int | None = None, timeout_sec: int | None = None
+    ) -> ExecResult:
+        """``argv`` started directly, no shell of the image's in between (:class:`autoenv.sandbox.toolbox.RawExec`)."""
+        container = self._require()
+        assert self._image is not None
+        user = self._resolve_user(user)
+        result = await container.run(
+            argv,
+            cwd="/",
+            env=self._merge_env(None) or {},
+            user=self._image.config.user if user is None else user,
+            timeout=timeout_sec,
+        )
+        return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
+
     # -- files ---------------------------------------------------------------------
     # Tar streams through the runtime: no sandbox path is ever resolved on the host,
     # and what comes out is extracted with tarfile's "data" filter (no links out).
