@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from autoenv.vocab import AUTOENV_AGENTS
+
 
 def coerce(value: str) -> Any:
     """An option's text as the value it means."""
@@ -88,8 +90,6 @@ class SolverSpec(BaseModel):
     def parse(cls, spec: str, env: str = "local") -> SolverSpec:
         """``oracle``, ``nop``, ``coin:p=0.5``, ``terminal:policy=scripted,success_rate=0.5``,
         ``module.path:Class[:k=v,...]``."""
-        from autoenv.trials.runner import AUTOENV_AGENTS
-
         if not spec.strip():
             raise ValueError(
                 "empty solver spec; use e.g. oracle, nop, coin:p=0.5, terminal:policy=scripted or module:Class"

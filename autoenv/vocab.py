@@ -71,3 +71,13 @@ def shared_solver(model: str | None, base_url: str | None) -> str:
     return (
         "terminal:policy=openai" + (f",model={model}" if model else "") + (f",base_url={base_url}" if base_url else "")
     )
+
+
+#: autoenv's agents by short name (``--solver terminal:...``, ``adversary``), as Harbor import paths: the solver
+#: spec parser reads them here, the trial runner turns them into agent configs.
+AUTOENV_AGENTS = {
+    "terminal": "autoenv.agents.terminal:TerminalAgent",
+    "adversary": "autoenv.agents.adversary:AdversaryAgent",
+    "coin": "autoenv.agents.coin:CoinOracleAgent",
+    "partial": "autoenv.agents.partial:PartialSolutionAgent",
+}

@@ -20,8 +20,10 @@ from autoenv.families.registry import FAMILIES, UnknownFamily, family_for, recip
 from autoenv.proposer.models import ProposeOptions, SeedCase
 from autoenv.spec import SolverSpec, coerce, parse_options
 from autoenv.vocab import SCRIPTED_SOLVER, Method, ProposerPolicy, SolverPolicy
+from tests import import_graph
 
 FAMILIES_DIR = Path(__file__).resolve().parents[1] / "autoenv" / "families"
+PACKAGE_DIR = FAMILIES_DIR.parent
 
 
 def test_every_family_folder_is_registered_and_has_its_parts():
@@ -43,6 +45,27 @@ def test_the_agents_load_the_families_recipes_without_importing_the_proposer():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "14 []", out.stdout + out.stderr
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    """ARCHITECTURE.md's layers import only downward: no loop, lazy imports in functions included."""
+    found = import_graph.loops(import_graph.imports(PACKAGE_DIR))
+    assert found == [], "import loops in autoenv/:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+def test_the_loop_check_names_a_loop_through_a_lazy_import(tmp_path):
+    """The check itself, on a package with the shape two of the old loops had (a lazy import back)."""
+    pkg = tmp_path / "pkg"
+    (pkg / "train").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "train" / "__init__.py").write_text("")
+    (pkg / "train" / "backends.py").write_text("def make():\n    from pkg.train.table import Table\n")
+    (pkg / "train" / "table.py").write_text("from .backends import make\nfrom pkg.errors import Error\n")
+    (pkg / "errors.py").write_text("import pkg.vocab\n")
+    (pkg / "vocab.py").write_text("")
+    graph = import_graph.imports(pkg)
+    assert graph["pkg.train.table"] == {"pkg.train.backends", "pkg.errors"}
+    assert import_graph.loops(graph) == [["pkg.train.backends", "pkg.train.table", "pkg.train.backends"]]
 
 
 def test_a_seed_case_naming_an_unknown_family_is_the_seed_cases_fault():

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from autoenv.grading import AGENTCALL, GRADED_PYTEST
 
 if TYPE_CHECKING:  # for annotations only: families do not import the proposer
-    from autoenv.agents.policies.recipes import Recipe
+    from autoenv.families.solver import Recipe
     from autoenv.proposer.models import SeedCase
 
 

@@ -30,7 +30,7 @@ from autoenv.families.base import Family, seed_words
 from autoenv.families.office import folder_family
 
 if TYPE_CHECKING:
-    from autoenv.agents.policies.recipes import Recipe
+    from autoenv.families.solver import Recipe
     from autoenv.proposer.models import SeedCase
 
 #: Every family, in the order keyword ties are broken.

@@ -16,11 +16,42 @@ import json
 import re
 import shlex
 import sys
+from collections.abc import Generator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autoenv.agents.policies.actions import FinishAction, RunAction, WriteFileAction
-from autoenv.agents.policies.recipes import Episode, Plan, Recipe
+from autoenv.agents.policies.base import ActionResult
+
+
+@dataclass
+class Plan:
+    """Actions for one turn, with the reasoning text recorded as the step message."""
+
+    actions: list[Any]
+    note: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+Episode = Generator[Plan, list[ActionResult], None]
+
+
+class Recipe:
+    name: str = "recipe"
+    #: The recipe can also be carried out naively (``found["naive"]``: trusting the data as it is), the
+    #: plausible wrong strategy the offline learned policy may pick (:mod:`autoenv.agents.policies.learned`).
+    naive_variant: bool = False
+
+    def difficulty(self, instruction: str) -> str | None:
+        """What the instruction says about how hard this instance is (e.g. "clean" or "messy" data), if anything."""
+        return None
+
+    def match(self, instruction: str) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
+        raise NotImplementedError
 
 
 class ScriptRecipe(Recipe):

@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from autoenv.agents.policies.base import Conversation, PolicyReply
+from autoenv.agents.policies.actions import FinishAction, RunAction, WriteFileAction
+from autoenv.agents.policies.base import ActionResult, Conversation, PolicyReply, Turn
 from autoenv.train.batch import TokenTurn
 
 EpisodeSource = Literal["model", "agent", "scripted"]
@@ -154,6 +155,34 @@ def read_task_files(task_dir: Path) -> dict[str, str | bytes]:
     return files
 
 
+def feedback_turn(last: PolicyReply, feedback: str, task_name: str) -> Turn:
+    """The turn that answers a written task's reply: each call acknowledged, the validator's feedback on the last.
+
+    Here, not in :mod:`autoenv.proposer.llm`: the scripted episode answers its replies the same way, and the
+    episode must not need the LLM loop."""
+    results = [ActionResult(call_id=c.id, action=c.action, output=_observation(c.action)) for c in last.calls]
+    note = (
+        f"Validation of tasks/{task_name} in a separate sandbox:\n\n{feedback}\n\n"
+        "Rewrite the files that need to change (complete new content with write_file; remove a file with "
+        "a `run` call `rm <path>`), then call finish."
+    )
+    # in tool mode only call results reach the model, so the feedback rides on the last one
+    if results:
+        results[-1] = results[-1].model_copy(update={"output": f"{results[-1].output}\n\n{note}"})
+        return Turn(reply=last, results=results)
+    return Turn(reply=last, feedback=note)
+
+
+def _observation(action: Any) -> str:
+    if isinstance(action, WriteFileAction):
+        return f"Wrote {len(action.content.encode())} bytes to {action.path}."
+    if isinstance(action, FinishAction):
+        return "Finished."
+    if isinstance(action, RunAction) and action.command.strip().startswith("rm "):
+        return "Removed."
+    return "Not run: in this method the task is only written, not executed."
+
+
 class ScriptedEpisode:
     """The offline proposer's attempt written down as the chat a model would have had with the same brief.
 
@@ -172,7 +201,6 @@ class ScriptedEpisode:
     def write(self, files: dict[str, str | bytes], deletions: list[str] = (), note: str = "") -> None:
         from autoenv.agents.policies.actions import FinishAction, RunAction, action_to_tool_call
         from autoenv.agents.policies.base import Call
-        from autoenv.proposer.llm import feedback_turn
 
         if self.replies:
             self.conversation.turns.append(feedback_turn(self.replies[-1], self._feedback or "", self.task_name))

@@ -18,9 +18,9 @@ import shlex
 from typing import Any
 
 from autoenv.agents.policies import make_policy
-from autoenv.agents.policies.actions import FinishAction, ReadFileAction, RunAction, WriteFileAction
-from autoenv.agents.policies.base import ActionResult, Conversation, PolicyReply, Turn
-from autoenv.proposer.episode import ProposerEpisode, from_conversation
+from autoenv.agents.policies.actions import ReadFileAction, RunAction, WriteFileAction
+from autoenv.agents.policies.base import Conversation, PolicyReply
+from autoenv.proposer.episode import ProposerEpisode, feedback_turn, from_conversation
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.workspace import Workspace
 
@@ -167,28 +167,3 @@ class ModelTaskWriter:
 
     def transcript(self) -> list[dict[str, Any]]:
         return self.policy.messages(self.conversation) if self.conversation is not None else []
-
-
-def feedback_turn(last: PolicyReply, feedback: str, task_name: str) -> Turn:
-    """The turn that answers a written task's reply: each call acknowledged, the validator's feedback on the last."""
-    results = [ActionResult(call_id=c.id, action=c.action, output=_observation(c.action)) for c in last.calls]
-    note = (
-        f"Validation of tasks/{task_name} in a separate sandbox:\n\n{feedback}\n\n"
-        "Rewrite the files that need to change (complete new content with write_file; remove a file with "
-        "a `run` call `rm <path>`), then call finish."
-    )
-    # in tool mode only call results reach the model, so the feedback rides on the last one
-    if results:
-        results[-1] = results[-1].model_copy(update={"output": f"{results[-1].output}\n\n{note}"})
-        return Turn(reply=last, results=results)
-    return Turn(reply=last, feedback=note)
-
-
-def _observation(action: Any) -> str:
-    if isinstance(action, WriteFileAction):
-        return f"Wrote {len(action.content.encode())} bytes to {action.path}."
-    if isinstance(action, FinishAction):
-        return "Finished."
-    if isinstance(action, RunAction) and action.command.strip().startswith("rm "):
-        return "Removed."
-    return "Not run: in this method the task is only written, not executed."

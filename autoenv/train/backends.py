@@ -26,42 +26,15 @@ batch's version yet (``base=tiny`` builds the tiny offline policy as ``<out_dir>
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
-
-from pydantic import BaseModel, Field
+from typing import Any, ClassVar
 
 from autoenv.spec import split_spec
 from autoenv.train.batch import TrainingBatch
 from autoenv.train.policy import POLICY_META, checkpoint_dir
+from autoenv.train.table import TableTrainer
+from autoenv.train.trainer import Trainer, TrainResult, batch_file
 
 __all__ = ["TrainResult", "Trainer", "ExportTrainer", "HFTrainer", "TRAINERS", "make_trainer", "batch_file"]
-
-
-class TrainResult(BaseModel):
-    backend: str
-    n_samples: int
-    policy_version_in: int
-    policy_version_out: int
-    #: What the policy-gradient loss was on this batch before the update (None: no update happened).
-    loss: float | None = None
-    #: The checkpoint that serves ``policy_version_out`` (None when there are no local weights, e.g. export).
-    checkpoint: Path | None = None
-    batch_path: Path | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-
-@runtime_checkable
-class Trainer(Protocol):
-    name: str
-
-    def train_step(self, batch: TrainingBatch, *, policy_dir: Path | None, out_dir: Path) -> TrainResult:
-        """Train on ``batch`` starting from ``policy_dir``; new checkpoints and batch files go under ``out_dir``."""
-        ...
-
-
-def batch_file(out_dir: Path | str, batch: TrainingBatch) -> Path:
-    """Where a step's batch is written: one file per step, so a rerun replaces it rather than appending."""
-    return Path(out_dir) / "batches" / f"step-{batch.step:05d}.jsonl"
 
 
 class ExportTrainer:
@@ -209,13 +182,7 @@ class HFTrainer:
         )
 
 
-def _table_trainer(**options: Any) -> Any:
-    from autoenv.train.table import TableTrainer  # imports this module
-
-    return TableTrainer(**options)
-
-
-TRAINERS: dict[str, Any] = {"export": ExportTrainer, "trl": HFTrainer, "hf": HFTrainer, "table": _table_trainer}
+TRAINERS: dict[str, Any] = {"export": ExportTrainer, "trl": HFTrainer, "hf": HFTrainer, "table": TableTrainer}
 
 
 def make_trainer(spec: str = "export", **overrides: Any) -> Trainer:

@@ -22,9 +22,9 @@ import math
 from pathlib import Path
 from typing import Any, ClassVar
 
-from autoenv.train.backends import TrainResult, batch_file
 from autoenv.train.batch import TrainingBatch
 from autoenv.train.policy import checkpoint_dir, write_policy_meta
+from autoenv.train.trainer import TrainResult, batch_file
 
 
 def recorded_decisions(sample: Any) -> list[dict[str, Any]]:

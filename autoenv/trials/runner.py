@@ -24,14 +24,9 @@ from pydantic import BaseModel
 from autoenv.errors import Fault, MachineError, explain
 from autoenv.sandbox.backends import environment_config
 from autoenv.sandbox.local.environment import IMAGE_RECORD
+from autoenv.vocab import AUTOENV_AGENTS
 
 #: Agents autoenv adds, by short name, loadable by Harbor through import paths.
-AUTOENV_AGENTS = {
-    "terminal": "autoenv.agents.terminal:TerminalAgent",
-    "adversary": "autoenv.agents.adversary:AdversaryAgent",
-    "coin": "autoenv.agents.coin:CoinOracleAgent",
-    "partial": "autoenv.agents.partial:PartialSolutionAgent",
-}
 
 ERROR_KINDS = {
     "SandboxBuildFailedError": "build",

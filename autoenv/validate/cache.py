@@ -7,7 +7,7 @@ settings that produced it. Any edit to any file of the task changes the hash
 and invalidates the record; re-running with the same settings is a cache hit.
 
 The task store (autoenv.store) subscribes with :func:`register_store_hook`
-and receives every record as it is saved; :func:`store_hook` is the ready-made
+and receives every record as it is saved; :func:`autoenv.validate.store_sync.store_hook` is the ready-made
 subscriber for autoenv.store.db.Store (``register_store_hook(store_hook(store))``).
 """
 
@@ -17,7 +17,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import SQLAlchemyError
@@ -146,54 +146,3 @@ def save_record(task_dir: Path | str, kind: Kind, key: str, record: BaseModel) -
         except (OSError, SQLAlchemyError):  # the local record is already safe; a store outage must not lose the verdict
             log.exception("store hook %r failed for %s", hook, task_dir)
     return written
-
-
-def store_hook(store: Any) -> StoreHook:
-    """A hook writing verdicts into the flywheel store's ``tasks`` table (autoenv.store.db.Store).
-
-    Usage: ``register_store_hook(store_hook(Store(path)))``. The row is keyed
-    by the same content hash as the record; r_P is recomputed from the task's
-    recorded validation and calibration so the store always holds the value
-    :func:`autoenv.validate.reward.proposer_reward` gives.
-    """
-
-    def hook(kind: Kind, task_dir: Path, record: BaseModel) -> None:
-        from autoenv.validate.calibration import CalibrationReport
-        from autoenv.validate.reward import proposer_reward
-        from autoenv.validate.validation import ValidationReport
-
-        content_hash = getattr(record, "content_hash", "")
-        if not content_hash:
-            return
-        validation = (
-            record
-            if isinstance(record, ValidationReport)
-            else latest_record(task_dir, "validation", content_hash, ValidationReport)
-        )
-        calibration = (
-            record
-            if isinstance(record, CalibrationReport)
-            else latest_record(task_dir, "calibration", content_hash, CalibrationReport)
-        )
-        values: dict[str, Any] = {
-            "hash": content_hash,
-            "name": Path(task_dir).name,
-            "path": str(Path(task_dir).resolve()),
-        }
-        if validation is not None:
-            failed = validation.failed
-            values |= {
-                "valid": validation.valid,
-                "failed_check": failed[0].name if failed else None,
-                "validation": validation.model_dump(mode="json"),
-            }
-        if calibration is not None:
-            values |= {
-                "calibrated": calibration.accepted,
-                "pass_rate": calibration.pass_rate,
-                "calibration": calibration.model_dump(mode="json", exclude={"rollouts"}),
-            }
-        values["proposer_reward"] = proposer_reward(validation, calibration)
-        store.upsert_task(**values)
-
-    return hook

@@ -20,7 +20,7 @@ import pytest
 from harbor.models.task.config import VerifierEnvironmentMode
 from harbor.models.task.task import Task
 
-from autoenv.families.office import BUNDLED, generate, office_families
+from autoenv.families.office.bundled import BUNDLED, generate, office_families
 from autoenv.families.registry import family_for
 from autoenv.proposer.models import SeedCase
 from autoenv.taskfmt.check import check_task

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenv.families.office import generate, office_families
+from autoenv.families.office.bundled import generate, office_families
 from autoenv.taskfmt.check import check_task
 from autoenv.trials.runner import run_trial
 from tests.conftest import EXAMPLE_TASKS, needs_namespaces

@@ -26,6 +26,7 @@ from autoenv.validate.leakage import (
 )
 from autoenv.validate.reward import ACCEPTED_REWARD, VALID_REWARD, proposer_reward
 from autoenv.validate.stats import wilson_interval
+from autoenv.validate.store_sync import store_hook
 from autoenv.validate.validation import ValidationReport, ValidationSettings
 
 HERE = Path(__file__).parent
@@ -376,7 +377,7 @@ def test_store_hook_writes_verdicts_into_the_real_store(tmp_path):
     task = _copy(GOOD, tmp_path)
     content_hash = cache.task_content_hash(task)
     store = Store(tmp_path / "store.db")
-    hook = cache.store_hook(store)
+    hook = store_hook(store)
     cache.register_store_hook(hook)
     try:
         cache.save_record(task, "validation", "k", _validation(True, content_hash))

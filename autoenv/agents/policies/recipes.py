@@ -14,41 +14,23 @@ import functools
 import posixpath
 import re
 import shlex
-from collections.abc import Generator
-from dataclasses import dataclass, field
 from typing import Any
 
 from autoenv.agents.policies.actions import FinishAction, ReadFileAction, RunAction, WriteFileAction
-from autoenv.agents.policies.base import ActionResult
+from autoenv.families.bugfix.reference import REFERENCE_BODIES
+from autoenv.families.registry import recipes
+from autoenv.families.solver import Episode, Plan, Recipe
 
-
-@dataclass
-class Plan:
-    """Actions for one turn, with the reasoning text recorded as the step message."""
-
-    actions: list[Any]
-    note: str
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-Episode = Generator[Plan, list[ActionResult], None]
-
-
-class Recipe:
-    name: str = "recipe"
-    #: The recipe can also be carried out naively (``found["naive"]``: trusting the data as it is), the
-    #: plausible wrong strategy the offline learned policy may pick (:mod:`autoenv.agents.policies.learned`).
-    naive_variant: bool = False
-
-    def difficulty(self, instruction: str) -> str | None:
-        """What the instruction says about how hard this instance is (e.g. "clean" or "messy" data), if anything."""
-        return None
-
-    def match(self, instruction: str) -> dict[str, Any] | None:
-        raise NotImplementedError
-
-    def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
-        raise NotImplementedError
+__all__ = [
+    "REFERENCE_BODIES",
+    "RECIPES",
+    "Episode",
+    "Plan",
+    "Recipe",
+    "all_recipes",
+    "find_tests_and_run",
+    "match_recipe",
+]
 
 
 _PATH = r"`?(?P<path>(?:/|\./|~/)?[\w.-]+(?:/[\w.-]+)*)`?"
@@ -127,53 +109,6 @@ class WriteLiteral(Recipe):
 
 # -- fix a known function --------------------------------------------------------------------
 
-#: Reference bodies, keyed by function name; ``{0}``, ``{1}`` are the original parameter names.
-REFERENCE_BODIES: dict[str, str] = {
-    "median": """\
-data = sorted({0})
-n = len(data)
-if n == 0:
-    raise ValueError("median() of empty data")
-mid = n // 2
-if n % 2 == 1:
-    return data[mid]
-return (data[mid - 1] + data[mid]) / 2
-""",
-    "mean": """\
-data = list({0})
-if not data:
-    raise ValueError("mean() of empty data")
-return sum(data) / len(data)
-""",
-    "factorial": """\
-if {0} < 0:
-    raise ValueError("factorial() not defined for negative values")
-result = 1
-for k in range(2, {0} + 1):
-    result *= k
-return result
-""",
-    "is_prime": """\
-if {0} < 2:
-    return False
-if {0} % 2 == 0:
-    return {0} == 2
-k = 3
-while k * k <= {0}:
-    if {0} % k == 0:
-        return False
-    k += 2
-return True
-""",
-    "gcd": """\
-a, b = abs({0}), abs({1})
-while b:
-    a, b = b, a % b
-return a
-""",
-}
-
-#: Runs inside the sandbox: replace a function's body (keeping its signature and docstring).
 PATCH_SCRIPT = r'''"""Replace the body of one function in a Python file, keeping signature and docstring."""
 import ast, sys
 
@@ -490,12 +425,9 @@ RECIPES: list[Recipe] = [FixFunction(), TextClassifier(), BackupRotation(), Writ
 def all_recipes() -> tuple[Recipe, ...]:
     """The task families' recipes (:func:`autoenv.families.registry.recipes`), then the generic ones above.
 
-    Read on first use, so every process that runs the scripted policy (the CLI, Ray workers, ``harbor run``
-    with our agent) knows the same families. Family recipes go first: they match only their own families'
+    Family recipes go first: they match only their own families'
     instructions, while the generic ones (write a literal, ...) would also match some of theirs.
     """
-    from autoenv.families.registry import recipes
-
     generic = {type(r).__name__ for r in RECIPES}
     return (*(r for r in recipes() if type(r).__name__ not in generic), *RECIPES)
 

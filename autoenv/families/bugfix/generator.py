@@ -14,8 +14,8 @@ import random
 import textwrap
 from typing import TYPE_CHECKING
 
-from autoenv.agents.policies.recipes import REFERENCE_BODIES
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
+from autoenv.families.bugfix.reference import REFERENCE_BODIES
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase

@@ -16,7 +16,7 @@ cashflow-memo       a live scenario sheet plus a memo whose recommendation must 
 Each family's ``generator.write(task_dir, rng, seed_case=None)`` writes a complete, randomised
 Harbor task; :func:`folder_family` wraps it in the :class:`~autoenv.families.base.Family`
 interface (a draft holds the .docx/.xlsx fixtures as bytes). The bundled tasks in
-``examples/tasks`` are these generators' output for fixed seeds (:data:`BUNDLED`);
+``examples/tasks`` are these generators' output for fixed seeds (:data:`autoenv.families.office.bundled.BUNDLED`);
 ``python -m autoenv.families.office bundled`` rewrites them and a test checks them against the
 generators, ``python -m autoenv.families.office generate FAMILY DIR --seed N`` writes a variant.
 """
@@ -24,7 +24,6 @@ generators, ``python -m autoenv.families.office generate FAMILY DIR --seed N`` w
 from __future__ import annotations
 
 import random
-import shutil
 import string
 import sys
 import tempfile
@@ -67,14 +66,6 @@ class FolderRecipe(ScriptRecipe):
 #: Writes one task of a family into a folder: ``(task_dir, rng, seed_case)``.
 FolderWriter = Callable[..., None]
 
-#: examples/tasks/<name> -> (family, seed): the bundled tasks are generated, not hand-edited.
-BUNDLED: dict[str, tuple[str, int]] = {
-    "incident-runbook-webapp": ("incident-webapp", 11),
-    "docx-brief-formatting": ("docx-formatting", 7),
-    "variance-formulas-xlsx": ("xlsx-variance", 3),
-    "cashflow-scenarios-memo": ("cashflow-memo", 5),
-}
-
 
 def folder_family(package: ModuleType) -> Family:
     """The :class:`Family` of an office/web folder: like :meth:`Family.of`, with a generator that writes a folder
@@ -107,29 +98,4 @@ def _draft_from_folder(family: str, write: FolderWriter, case, rng: random.Rando
     return TaskDraft(name=name, family=family, files=files, executable=executable, params={"family": family})
 
 
-def office_families() -> dict[str, Family]:
-    """The registered families that write folders (the office and web ones)."""
-    from autoenv.families.registry import FAMILIES
-
-    return {name: f for name, f in FAMILIES.items() if f.write is not None}
-
-
-def generate(family: str, task_dir: Path | str, *, seed: int | random.Random = 0, seed_case=None) -> Path:
-    """Write a task of ``family`` to ``task_dir`` (replaced if it exists)."""
-    families = office_families()
-    if family not in families:
-        raise ValueError(f"unknown office family {family!r}; known: {', '.join(families)}")
-    task_dir = Path(task_dir)
-    if task_dir.exists():
-        shutil.rmtree(task_dir)
-    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
-    families[family].write(task_dir, rng, seed_case)
-    return task_dir
-
-
-def write_bundled(root: Path | str) -> list[Path]:
-    """(Re)write the bundled office/web tasks under ``root`` (normally examples/tasks)."""
-    return [generate(family, Path(root) / name, seed=seed) for name, (family, seed) in BUNDLED.items()]
-
-
-__all__ = ["BUNDLED", "FolderRecipe", "folder_family", "generate", "office_families", "write_bundled"]
+__all__ = ["FolderRecipe", "folder_family"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from autoenv.families.office import BUNDLED, generate, office_families, write_bundled
+from autoenv.families.office.bundled import BUNDLED, generate, office_families, write_bundled
 
 REPO_TASKS = Path(__file__).resolve().parents[3] / "examples" / "tasks"
 
