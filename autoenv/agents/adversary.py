@@ -530,7 +530,10 @@ def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT
         named = [p for p in mentioned_paths(instruction) if p.endswith(".py")]
         lines += [
             # every module where the agent works, and the modules the instruction names (made if missing)
-            'for f in $( { find /app /root /home /srv /opt /workspace /data "$(pwd)" -xdev \\( -name .git -o -name '
+            # the work folder too, unless it is / or a system folder (the image's own Python is not the agent's)
+            'w=$(pwd); case "$w" in /|/etc*|/usr*|/proc*|/sys*|/dev*|/var/lib*|/bin*|/sbin*|/lib*|/boot*|/run*) w=;; '
+            "esac",
+            "for f in $( { find /app /root /home /srv /opt /workspace /data $w -xdev \\( -name .git -o -name "
             "site-packages -o -name dist-packages -o -name node_modules -o -name __pycache__ -o -path '*/lib/python*' "
             "\\) -prune -o -type f -name '*.py' -print 2>/dev/null; printf '%s\\n' "
             + " ".join(q(p) for p in named)

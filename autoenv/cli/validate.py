@@ -30,7 +30,11 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the full report(s) 
 ForceOpt = Annotated[
     bool, typer.Option("--force", help="Run again even if this exact task content has a recorded verdict.")
 ]
-ConcurrencyOpt = Annotated[int, typer.Option("-n", "--n-concurrent", help="Trials run at once.")]
+ConcurrencyOpt = Annotated[
+    int, typer.Option("-n", "--n-concurrent", min=1, help="Trials run at once (a dataset: tasks validated at once).")
+]
+#: Trials each validation of a dataset audit runs at once (``-n`` counts the tasks then).
+AUDIT_TRIALS = 2
 ThresholdOpt = Annotated[float, typer.Option(help="Reward that counts as a pass (below 1 for graded rewards).")]
 
 COLOURS = {"pass": "green", "FAIL": "red", "skip": "yellow"}
@@ -93,8 +97,22 @@ def validate(
             "--strict", help="Warnings (lint style, unpinned versions, unknown fields) make a task invalid too."
         ),
     ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray", help="A dataset: validate each task as a Ray task at this address (auto, ray://head:10001, local)."
+        ),
+    ] = None,
+    db: Annotated[
+        str, typer.Option(help="A dataset: the store that gets every verdict (`autoenv report --db` shows the audit).")
+    ] = "runs/audit.db",
 ) -> None:
     """Run every validation check that can run; exit 0 if the task(s) are valid, 1 if not.
+
+    A dataset folder is audited: -n tasks at once (or on Ray with --ray), each verdict recorded as it
+    comes (a killed audit resumes without running finished tasks again), then a summary: how many are
+    sound, which checks fail how often, the worst offenders; every verdict also goes into --db for
+    `autoenv report`.
 
     When validation cannot run at all the exit code says why: 2 the task is wrong beyond checking
     (task.toml), 3 this backend cannot run it, 4 the sandbox failed, 5 a model endpoint failed, 70 a bug.
@@ -111,6 +129,23 @@ def validate(
     if not 0 < margin <= 1:
         fail(f"--margin must be in (0, 1], got {margin}")
     runner.quiet_harbor_logs()
+    if len(tasks) > 1 or not is_task_dir(path):
+        _audit(
+            path,
+            tasks,
+            jobs=n_concurrent,
+            ray_address=ray_address,
+            db=db,
+            json_out=json_out,
+            env=env,
+            repeats=repeats,
+            threshold=threshold,
+            timeout_margin=margin,
+            force=force,
+            trials_dir=trials_dir,
+            oracle=not no_oracle,
+            strict=strict,
+        )
     reports: list[ValidationReport] = []
     for task in tasks:
         try:
@@ -139,6 +174,75 @@ def validate(
     elif len(reports) > 1:
         console.print(f"valid {sum(r.valid for r in reports)}/{len(reports)}")
     raise typer.Exit(0 if all(r.valid for r in reports) else 1)
+
+
+def _audit(path: Path, tasks: list[Path], *, jobs: int, ray_address: str | None, db: str, json_out: bool, **kw) -> None:
+    """Audit a dataset (see :mod:`autoenv.validate.audit`); exits 0 if every task is valid, else 1."""
+    from autoenv.store.db import Store
+    from autoenv.validate.audit import aaudit
+    from autoenv.validate.store_sync import store_hook
+
+    store = Store(db)
+    hook = store_hook(store)  # every verdict, fresh, recorded before or from a Ray worker, as it comes
+    progress = progress_bar("audit", "last", transient=False)
+
+    def done(entry, report) -> None:
+        mark = "valid" if entry.valid else ("not validated" if entry.not_validated else "invalid")
+        detail = ", ".join(entry.failed) if entry.failed else (entry.not_validated or "")
+        progress.update(bar, advance=1, last=f"{entry.task_name}: {mark}{': ' + detail if detail else ''}")
+        if report is not None:
+            hook("validation", Path(report.task), report)
+
+    try:
+        with progress:
+            bar = progress.add_task("audit", total=len(tasks), last="")
+            audit = asyncio.run(
+                aaudit(
+                    tasks,
+                    dataset=path,
+                    jobs=jobs,
+                    ray_address=ray_address,
+                    on_done=done,
+                    n_concurrent=AUDIT_TRIALS,
+                    **kw,
+                )
+            )
+    except Exception as exc:  # noqa: BLE001 - a fault that is not one task's: the sandbox, the backend, a bug
+        fail_with(exc, task=path, env=kw.get("env"), json_out=json_out)
+    finally:
+        store.close()
+    if json_out:
+        print_json({"summary": audit.summary(), **audit.model_dump(mode="json")})
+    else:
+        _print_audit(audit, db)
+    raise typer.Exit(0 if audit.n_valid == len(audit.entries) else 1)
+
+
+def _print_audit(audit, db: str) -> None:
+    s = audit.summary()
+    console.print(
+        f"[bold]{escape(audit.dataset)}[/bold]: {s['tasks']} tasks, [green]{s['valid']} valid[/green], "
+        f"[red]{s['invalid']} invalid[/red], {s['not_validated']} could not be validated "
+        f"({s['recorded_before']} verdicts recorded before, {audit.duration_sec:.0f}s)"
+    )
+    if s["failures_by_check"]:
+        table = Table(title="failures by check", title_justify="left")
+        table.add_column("check")
+        table.add_column("tasks", justify="right")
+        table.add_column("share", justify="right")
+        for check, n in s["failures_by_check"].items():
+            table.add_row(check, str(n), f"{n / s['tasks']:.0%}")
+        console.print(table)
+    worst = audit.worst()
+    if worst:
+        table = Table(title="worst offenders", title_justify="left")
+        for column in ("task", "failed", "first finding"):
+            table.add_column(column)
+        for e in worst:
+            first = e.not_validated or (e.errors[0] if e.errors else "")
+            table.add_row(e.task_name, ", ".join(e.failed) or "-", escape(first[:160]))
+        console.print(table)
+    console.print(f"verdicts: each task's .autoenv/validation.json; store: {db} (`autoenv report --db {db}`)")
 
 
 def _print_calibration(report: CalibrationReport, r_p: float | None) -> None:

@@ -173,6 +173,39 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def audit_rows(tasks: list[dict[str, Any]]) -> tuple[dict[str, int], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The audit of every task with a recorded verdict: counts, failures by check, the worst offenders."""
+    judged = [t for t in tasks if t.get("validation")]
+    failed_by_task = {
+        t["hash"]: [c["name"] for c in (t["validation"].get("checks") or []) if c.get("passed") is False]
+        for t in judged
+    }
+    counts = {"tasks": len(judged), "valid": sum(bool(t.get("valid")) for t in judged)}
+    counts["invalid"] = counts["tasks"] - counts["valid"]
+    by_check: dict[str, int] = {}
+    for names in failed_by_task.values():
+        for name in names:
+            by_check[name] = by_check.get(name, 0) + 1
+    check_rows = [
+        {"check": name, "tasks": n, "share": f"{n / max(1, counts['tasks']):.0%}"}
+        for name, n in sorted(by_check.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    worst = sorted(
+        (t for t in judged if not t.get("valid")), key=lambda t: (-len(failed_by_task[t["hash"]]), t["name"])
+    )
+    worst_rows = []
+    for t in worst[:20]:
+        first = next((c for c in t["validation"].get("checks") or [] if c.get("passed") is False), {})
+        worst_rows.append(
+            {
+                "task": html.escape(t["name"]),
+                "failed": html.escape(", ".join(failed_by_task[t["hash"]])),
+                "first finding": html.escape(str(first.get("summary", ""))[:200]),
+            }
+        )
+    return counts, check_rows, worst_rows
+
+
 def build_report(db: str | Path, out: Path | str) -> Path:
     """Write ``index.html`` and the plots into ``out``; return the page's path."""
     out = Path(out)
@@ -250,6 +283,15 @@ def build_report(db: str | Path, out: Path | str) -> Path:
                     else policies,
                 }
             )
+        audit_counts, audit_checks, audit_worst = audit_rows(store.tasks())
+        audit_html = (
+            f"<p>{audit_counts['tasks']} tasks with a verdict: {audit_counts['valid']} valid, "
+            f"{audit_counts['invalid']} not valid</p>"
+            f"<h3>Failures by check</h3>{_table(audit_checks, ['check', 'tasks', 'share'])}"
+            f"<h3>Worst offenders</h3>{_table(audit_worst, ['task', 'failed', 'first finding'])}"
+            if audit_counts["tasks"]
+            else "<p>no task verdicts in this store</p>"
+        )
         figures = "".join(
             f"<figure><img src='{name}' alt='{name}'><figcaption>{name}</figcaption></figure>" for name in images
         )
@@ -265,6 +307,7 @@ attempts: {len(attempts)} &middot; accepted environments: {len(accepted)} &middo
 <h2>Plots</h2>{figures}
 <h2>Valid-environment rate by method</h2>{_table(method_rows, ["method", "n", "valid", "rate", "interval"])}
 <h2>Training steps</h2>{_table(step_rows, ["run", "step", "policy_version_in", "policy_version_out", "n_groups", "useful_group_rate", "collect_sec", "benchmark_score", "proposer_valid_rate", "loss"])}
+<h2>Audit: every validated task</h2>{audit_html}
 <h2>Accepted environments</h2>{_table(env_rows, ["task", "method", "origin", "files", "pass rate", "turns", "validation"])}
 </body></html>"""  # noqa: E501
         index = out / "index.html"

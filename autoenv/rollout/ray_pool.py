@@ -12,26 +12,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from autoenv.rollout.collect import Executor, RolloutJob, _kwargs_for
 from autoenv.spec import SolverSpec
+from autoenv.trials.cluster import ray_init
 from autoenv.trials.runner import TrialOutcome
 
 
-def _init(address: str, num_cpus: int | None = None) -> Any:
-    import ray
-
-    if not ray.is_initialized():
-        if address == "local":
-            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
-    return ray
-
-
 def ray_executor(address: str = "local", policy_version: int = 0, num_cpus: int | None = None) -> Executor:
-    ray = _init(address, num_cpus)
+    ray = ray_init(address, num_cpus)
 
     @ray.remote(num_cpus=1)
     def one(task_dir: str, agent: str, env: str, kwargs: dict, trials_dir: str) -> dict:

@@ -291,6 +291,38 @@ def check_build_from_trials(outcomes: list[TrialOutcome], build_timeout_sec: flo
 # -- 3. oracle passes, deterministically ----------------------------------------------
 
 
+#: How a shell, env or Python says a program (or module) is not there; group 1 is its name.
+_MISSING = (
+    re.compile(r"(?:^|[\s:])([\w.+-]+): command not found", re.M),
+    re.compile(r"\bsh: \d+: ([\w.+-]+): not found"),
+    re.compile(r"env: ['\u2018\"]?([\w.+-]+)['\u2019\"]?: No such file or directory"),
+    re.compile(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([\w.+-]+)'"),
+    re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'"),
+)
+
+
+def missing_programs(text: str) -> list[str]:
+    """Programs (``file``) and Python modules (``python module yaml``) a failed run's output says are missing."""
+    found: dict[str, None] = {}
+    for pattern in _MISSING:
+        for match in pattern.finditer(text or ""):
+            name = match.group(1)
+            found.setdefault(f"python module {name}" if "ModuleNotFound" in pattern.pattern else name, None)
+    return list(found)
+
+
+def _missing_advice(missing: list[str], stand_ins: list[str]) -> str:
+    names = ", ".join(f"`{m}`" for m in missing)
+    if stand_ins:
+        return (
+            f"The run failed on {names}, not found in the image. Its base was a stand-in here: "
+            f"{'; '.join(stand_ins)}. The real base may differ from it: if the task needs {names}, install it in "
+            "environment/Dockerfile (apt-get install / pip install) so that it is there on any base; to see the real "
+            "image's behaviour, validate with `--env docker` on a machine that can pull it.\n"
+        )
+    return f"The run failed on {names}, not found in the image: install it in environment/Dockerfile.\n"
+
+
 def check_oracle(outcomes: list[TrialOutcome], *, threshold: float = 1.0, offline: bool = False) -> CheckResult:
     runs = [trial_evidence(o, agent_log="oracle.txt") for o in outcomes]
     failing = [(o, e) for o, e in zip(outcomes, runs) if o.reward is None or o.reward < threshold]
@@ -317,6 +349,25 @@ def check_oracle(outcomes: list[TrialOutcome], *, threshold: float = 1.0, offlin
                 "network_failure": network_failure(evidence),
             },
             feedback=network + _outputs_block(evidence),
+        )
+    missing = missing_programs(
+        "\n".join(str(e.get(k, "")) for _, e in failing for k in ("agent_output", "verifier_output"))
+    )
+    if missing:
+        where = " on a stand-in base" if outcome.stand_ins else ""
+        return CheckResult(
+            name="oracle",
+            passed=False,
+            summary=f"reference solution failed {len(failing)}/{len(outcomes)} runs: "
+            f"{', '.join(missing)} not found{where}",
+            evidence={
+                "rewards": rewards,
+                "threshold": threshold,
+                "runs": runs,
+                "missing_programs": missing,
+                "stand_ins": outcome.stand_ins,
+            },
+            feedback=_missing_advice(missing, outcome.stand_ins) + _outputs_block(evidence),
         )
     return CheckResult(
         name="oracle",
@@ -397,16 +448,38 @@ def check_nop(outcome: TrialOutcome, *, offline: bool = False) -> CheckResult:
 
 
 def check_leakage(
-    image_findings: list[LeakFinding] | None, instruction_findings: list[LeakFinding], *, image_note: str = ""
+    image_findings: list[LeakFinding] | None,
+    instruction_findings: list[LeakFinding],
+    *,
+    image_note: str = "",
+    task_dir: Path | None = None,
 ) -> CheckResult:
-    """Combine image and instruction findings; ``image_findings`` None means the image was not scanned."""
-    findings = list(instruction_findings) + list(image_findings or [])
+    """Combine image and instruction findings; ``image_findings`` None means the image was not scanned.
+
+    Warning-level findings (a worked example that states a small share of what the tests check) are reported
+    as the check's findings and do not fail it.
+    """
+    every = list(instruction_findings) + list(image_findings or [])
     evidence: dict[str, Any] = {
-        "findings": [f.model_dump() for f in findings],
+        "findings": [f.model_dump() for f in every],
         "image_scanned": image_findings is not None,
     }
     if image_note:
         evidence["image_note"] = image_note
+    instruction = str((task_dir / "instruction.md") if task_dir else "instruction.md")
+    warnings = [
+        Problem(
+            path=instruction,
+            message=f.detail,
+            rule="autoenv-worked-example",
+            level=Level.WARNING,
+            advice="fine as a worked example; keep the stated values a small part of what the tests check (more "
+            "hidden cases, other inputs), or state how to check a result instead of the result",
+        )
+        for f in every
+        if f.level == "warning"
+    ]
+    findings = [f for f in every if f.level != "warning"]
     if not findings:
         if image_findings is None:
             return CheckResult(
@@ -414,12 +487,15 @@ def check_leakage(
                 passed=None,
                 summary=f"instruction clean; image not scanned ({image_note or 'no image'})",
                 evidence=evidence,
+                findings=warnings,
             )
         return CheckResult(
             name="leakage",
             passed=True,
-            summary="no solution, tests or expected answers visible to the agent",
+            summary="no solution, tests or expected answers visible to the agent"
+            + (f" ({len(warnings)} warning(s): a worked example in the instruction)" if warnings else ""),
             evidence=evidence,
+            findings=warnings,
         )
     lines = "\n".join(f"- {f}" for f in findings[:15])
     kinds = sorted({f.kind for f in findings})
@@ -445,6 +521,21 @@ def check_leakage(
         summary=f"{len(findings)} leak(s): {', '.join(kinds)}",
         evidence=evidence,
         feedback="The agent can see what it is supposed to produce:\n" + lines + "\n" + " ".join(advice),
+        findings=warnings,
+    )
+
+
+def warnings_count(result: CheckResult) -> CheckResult:
+    """``--strict`` for a behavioural check: a passing check with warnings fails, saying which."""
+    warned = result.at(Level.WARNING)
+    if result.passed is not True or not warned:
+        return result
+    return result.model_copy(
+        update={
+            "passed": False,
+            "summary": f"{len(warned)} warning(s), counted as errors under --strict",
+            "feedback": "\n".join(f"- {w}" for w in warned),
+        }
     )
 
 

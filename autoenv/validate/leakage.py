@@ -96,7 +96,8 @@ ANSWER_VAR = re.compile(r"(expect|answer|truth|gold|reference|correct|want)", re
 #: Image paths that are the base system or installed packages, never the task's own files.
 SKIP_DIRS = re.compile(
     r"(^|/)(site-packages|dist-packages|__pycache__|node_modules|\.cache|\.npm|\.cargo|\.rustup)(/|$)"
-    r"|^(usr/share|usr/lib|usr/include|var/lib|var/cache|var/log|proc|sys|dev|tmp/\.autoenv-shims)(/|$)"
+    r"|^(usr/share|usr/lib|usr/include|usr/local/lib/python[\d.]+|usr/local/include|var/lib|var/cache|var/log|proc|sys|dev"
+    r"|tmp/\.autoenv-shims)(/|$)"
 )
 
 LeakKind = Literal[
@@ -118,6 +119,9 @@ class LeakFinding(BaseModel):
     where: str
     source: str
     detail: str
+    #: "warning": the instruction states a small part of what the tests check (a worked example, a self-check
+    #: row): worth knowing, but hard-coding it passes almost nothing. Everything else is an error.
+    level: Literal["error", "warning"] = "error"
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.where} <- {self.source} ({self.detail})"
@@ -180,6 +184,8 @@ class Secrets:
     sources: list[Source] = field(default_factory=list)
     test_program_names: set[str] = field(default_factory=set)
     answer_literals: dict[str, str] = field(default_factory=dict)  # literal text -> tests file it came from
+    #: each value the tests compare with, once: its first written form -> (every form, tests file)
+    answer_values: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
     answer_lines: dict[str, str] = field(default_factory=dict)
     solution_lines: set[str] = field(default_factory=set)
     public_text: str = ""
@@ -354,9 +360,21 @@ def task_secrets(task_dir: Path) -> Secrets:
                 if len(line) >= 8 and any(c.isdigit() for c in line):
                     secrets.answer_lines.setdefault(line, rel)
         for value in literals:
-            for form in _literal_forms(value):
+            forms = _literal_forms(value)
+            for form in forms:
                 secrets.answer_literals.setdefault(form, rel)
+            if forms and not set(forms) & _all_forms(secrets):  # 4821 and 4821.0 are one value
+                secrets.answer_values[forms[0]] = (tuple(forms), rel)
     return secrets
+
+
+def _all_forms(secrets: Secrets) -> set[str]:
+    return {form for forms, _ in secrets.answer_values.values() for form in forms}
+
+
+#: Stated values at or above this share of what the tests check make the instruction a leak (an error); below
+#: it they are a worked example (a warning): hard-coding them passes a small part of the tests.
+LEAK_SHARE = 0.5
 
 
 def _token_in(text: str, token: str) -> bool:
@@ -376,24 +394,44 @@ def scan_instruction(task_dir: Path, secrets: Secrets | None = None) -> list[Lea
     path = task_dir / "instruction.md"
     instruction = path.read_text(errors="replace") if path.is_file() else ""
     findings: list[LeakFinding] = []
-    for literal, source in secrets.answer_literals.items():
-        if _token_in(instruction, literal) and not _token_in(secrets.public_text, literal):
-            findings.append(
-                LeakFinding(
-                    kind="answer_in_instruction",
-                    where="instruction.md",
-                    source=source,
-                    detail=f"the tests expect {literal!r} and the instruction states it",
-                )
-            )
+    # judged by how much of what the tests check the instruction gives away: every value is one check
+    stated: list[tuple[str, str, str]] = []  # (what, source, detail)
+    for forms, source in secrets.answer_values.values():
+        shown = next((f for f in forms if _token_in(instruction, f)), None)
+        if shown is not None and not any(_token_in(secrets.public_text, f) for f in forms):
+            stated.append((shown, source, f"the tests expect {shown!r} and the instruction states it"))
     for line, source in secrets.answer_lines.items():
         if line in instruction and line not in secrets.public_text:
+            stated.append((line, source, f"expected-output row {line[:80]!r} is in the instruction"))
+    # what the tests check beyond the inputs (an id the tests match rows by is in the data, not an answer)
+    checked = sum(
+        not any(_token_in(secrets.public_text, f) for f in forms) for forms, _ in secrets.answer_values.values()
+    )
+    checked += sum(line not in secrets.public_text for line in secrets.answer_lines)
+    if stated:
+        share = len(stated) / max(1, checked)
+        count = f"{len(stated)} of the {checked} values the tests check"
+        if share >= LEAK_SHARE:
+            for _what, source, detail in stated:
+                findings.append(
+                    LeakFinding(
+                        kind="answer_in_instruction",
+                        where="instruction.md",
+                        source=source,
+                        detail=f"{detail} ({count} are stated)",
+                    )
+                )
+        else:
+            sources = sorted({source for _, source, _ in stated})
             findings.append(
                 LeakFinding(
                     kind="answer_in_instruction",
                     where="instruction.md",
-                    source=source,
-                    detail=f"expected-output row {line[:80]!r} is in the instruction",
+                    source=", ".join(sources),
+                    detail=f"the instruction states {count} (e.g. {stated[0][0][:60]!r}): a worked example, since "
+                    f"hard-coding them passes under {LEAK_SHARE:.0%} of the checks; an error at {LEAK_SHARE:.0%} "
+                    "or more",
+                    level="warning",
                 )
             )
     instruction_lines = {normalize(line) for line in instruction.splitlines()}
@@ -615,8 +653,20 @@ def _archive_texts(path: Path):
         return
 
 
-def _readable_texts(root: Path, skip: re.Pattern[str] | None):
-    """(image path, text) of every text file under ``root`` (the image's ``/``), archive members included."""
+def _same_as_base(path: Path, base: Path | None, rel: str) -> bool:
+    """The file is the base image's own, unchanged (same size and mtime: the layer that holds it is the base's)."""
+    if base is None:
+        return False
+    try:
+        mine, theirs = path.stat(), (base / rel).lstat()
+    except OSError:
+        return False
+    return mine.st_size == theirs.st_size and mine.st_mtime_ns == theirs.st_mtime_ns
+
+
+def _readable_texts(root: Path, skip: re.Pattern[str] | None, base: Path | None = None):
+    """(image path, text) of every text file under ``root`` (the image's ``/``), archive members included; files
+    the base image ``base`` (its root, when known) holds unchanged are the base system's, not the task's."""
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir
@@ -627,7 +677,7 @@ def _readable_texts(root: Path, skip: re.Pattern[str] | None):
         for name in sorted(filenames):
             path = Path(dirpath) / name
             image_path = "/" + f"{rel_dir}/{name}".lstrip("/")
-            if not path.is_file() or path.is_symlink():
+            if not path.is_file() or path.is_symlink() or _same_as_base(path, base, image_path.lstrip("/")):
                 continue
             if name.lower().endswith(ARCHIVE_SUFFIXES):
                 for member, text in _archive_texts(path):
@@ -651,8 +701,12 @@ def scan_expected_values(
     outputs: dict[str, str] | None = None,
     *,
     skip: re.Pattern[str] | None = SKIP_DIRS,
+    base: Path | None = None,
 ) -> list[LeakFinding]:
     """The values the tests compare with, and what the reference solution wrote, in any file the agent can read.
+
+    ``base``: the root of the image the Dockerfile starts from; its files, unchanged, are not the task's (a
+    number in the base system's headers is chance, not a leak).
 
     ``root`` stands for the image's ``/``: every text file outside the base system's package folders is read,
     dot-folders and archive members included, whatever its name. A value that also occurs in one of the task's
@@ -662,13 +716,16 @@ def scan_expected_values(
     in the image's own copy of that file, most of them in one file being a copy of the expected output.
     """
     mentions = _mentions(task_dir)
-    values: dict[str, tuple[str, str]] = {v: (src, "the tests expect it") for v, src in secrets.answer_literals.items()}
+    # each value once, with every form it is written in (4821, 4,821): a value any form of which is in the
+    # inputs is data; the others are looked for in their plain form (a thousands separator is chance in code)
+    values: dict[str, tuple[tuple[str, ...], str, str]] = {
+        forms[0]: (forms, src, "the tests expect it") for forms, src in secrets.answer_values.values()
+    }
     copies: dict[str, set[str]] = {}
     for output, content in (outputs or {}).items():
         lines = [normalize(line) for line in content.splitlines() if normalize(line)]
-        if len(lines) == 1:
-            for form in _literal_forms(lines[0]):
-                values.setdefault(form, (output, "the reference solution writes it"))
+        if len(lines) == 1 and (forms := tuple(_literal_forms(lines[0]))):
+            values.setdefault(forms[0], (forms, output, "the reference solution writes it"))
         elif len(lines) > 1:
             before = read_text(Path(root) / output.lstrip("/")) or ""
             new = _output_lines(content) - _output_lines(before)
@@ -676,16 +733,16 @@ def scan_expected_values(
                 copies[output] = new
     if not values and not copies:
         return []
-    files = list(_readable_texts(Path(root), skip))
+    files = list(_readable_texts(Path(root), skip, base))
     inputs = [text for where, text in files if _is_input(where.split("!")[0], mentions)]
     given = "\n".join(inputs)
-    values = {v: why for v, why in values.items() if not _token_in(given, v)}
+    values = {v: entry for v, entry in values.items() if not any(_token_in(given, f) for f in entry[0])}
     given_lines = {normalize(line) for line in given.splitlines()}
     findings: list[LeakFinding] = []
     for where, text in files:
         if _is_input(where.split("!")[0], mentions):
             continue
-        for value, (source, why) in values.items():
+        for value, (_forms, source, why) in values.items():
             if _token_in(text, value):
                 lineno = next((i for i, ln in enumerate(text.splitlines(), 1) if _token_in(ln, value)), 0)
                 findings.append(

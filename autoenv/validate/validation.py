@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from autoenv.agents.adversary import CHEAT_KINDS, SHARED_MODE_FAMILIES
 from autoenv.agents.partial import solution_outputs
 from autoenv.errors import BackendUnsupported
+from autoenv.sandbox.local.image import base_rootfs
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials import runner
 from autoenv.validate import cache, checks
@@ -150,6 +151,8 @@ def _finish(
     *,
     record: bool,
 ) -> ValidationReport:
+    if settings.strict and "leakage" in results:
+        results["leakage"] = checks.warnings_count(results["leakage"])
     ordered = [results.get(n) or skipped(n, "an earlier check failed") for n in CHECK_ORDER]
     report = ValidationReport(
         task=str(task_dir),
@@ -247,7 +250,7 @@ async def avalidate_task(
         results["build"], image = await checks.check_build_local(task_dir, force=force)
         if image is None:
             results["leakage"] = checks.check_leakage(
-                None, instruction_findings, image_note="the environment did not build"
+                None, instruction_findings, image_note="the environment did not build", task_dir=task_dir
             )
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
         image_findings = await asyncio.to_thread(scan_tree, image.rootfs, secrets)
@@ -272,7 +275,7 @@ async def avalidate_task(
         results["build"] = checks.check_build_from_trials(outcomes, task.config.environment.build_timeout_sec)
         if not results["build"].passed:
             results["leakage"] = checks.check_leakage(
-                None, instruction_findings, image_note="the environment did not build"
+                None, instruction_findings, image_note="the environment did not build", task_dir=task_dir
             )
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
         scan = outcomes[-1]
@@ -293,13 +296,21 @@ async def avalidate_task(
     if outputs:
         instruction_findings += scan_outputs_in_instruction(task_dir, outputs, secrets)
     # the expected values (the tests' literals, what the solution wrote) in any file the agent can read
+    base = None
     if image is not None:
         readable, skip = image.rootfs, SKIP_DIRS
+        dockerfile = task_dir / "environment" / "Dockerfile"
+        if dockerfile.is_file():
+            base = await asyncio.to_thread(base_rootfs, dockerfile.read_text(errors="replace"))
     else:
         readable, skip = extracted_root(Path(outcomes[-1].trial_dir or ".")), EXTRACTED_SKIP
     if image_findings is not None and readable.is_dir():
-        image_findings += await asyncio.to_thread(scan_expected_values, readable, task_dir, secrets, outputs, skip=skip)
-    results["leakage"] = checks.check_leakage(image_findings, instruction_findings, image_note=image_note)
+        image_findings += await asyncio.to_thread(
+            scan_expected_values, readable, task_dir, secrets, outputs, skip=skip, base=base
+        )
+    results["leakage"] = checks.check_leakage(
+        image_findings, instruction_findings, image_note=image_note, task_dir=task_dir
+    )
     verifier_cfg = task.config.verifier
     separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (
         verifier_cfg.environment_mode is None and verifier_cfg.environment is not None

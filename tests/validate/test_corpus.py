@@ -37,7 +37,8 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "answer-in-instruction": ("leakage", set(), "5004"),
     "solution-in-instruction": ("leakage", set(), "solution_in_instruction"),
     "tests-in-image": ("leakage", set(), "/app/check_sum.py"),
-    "tests-editable": ("tamper", set(), "/app/tests/test_sum.py"),
+    # (the test file shipped in the image holds the expected sum: leakage finds that too)
+    "tests-editable": ("tamper", {"leakage"}, "/app/tests/test_sum.py"),
     "exit0-stub-passes": ("tamper", set(), "exit0_stub: /app/sum.sh"),
     "empty-output-passes": ("tamper", {"partial"}, "empty_output: /app/sum.txt"),
     "nonempty-output-passes": ("partial", set(), "/app/sum.txt: halved 5 to 2 bytes"),
@@ -45,7 +46,7 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "no-reward-on-failure": ("nop", set(), "must always write /logs/verifier/reward.txt"),
     "pytest-plantable": ("tamper", set(), "planted_"),
     "answer-in-dot-folder": ("tamper", set(), "cached_answer: /root/.cache/answers/sum.txt"),
-    "tests-in-dot-folder": ("tamper", set(), "/app/.checks/test_sum.py"),
+    "tests-in-dot-folder": ("tamper", {"leakage"}, "/app/.checks/test_sum.py"),
     "deliverable-reads-answers": ("tamper", set(), "answer_reader: /app/sum.py"),
 }
 

@@ -65,3 +65,74 @@ def test_calibrate_reports_rate_interval_and_verdict(tmp_path):
     assert bad.returncode == 1 and "key=value" in bad.stderr
     bad_band = run("calibrate", task, "--solver", "oracle", "--rollouts", "2", "--band", "0.9,0.1", cwd=tmp_path)
     assert bad_band.returncode == 1 and "LO <= HI" in bad_band.stderr
+
+
+def _dataset(root: Path, names: list[str]) -> Path:
+    root.mkdir()
+    for name in names:
+        src = HERE / "good" / name if (HERE / "good" / name).is_dir() else HERE / "flawed" / name
+        shutil.copytree(src, root / name, ignore=shutil.ignore_patterns(".autoenv"))
+    return root
+
+
+def test_a_dataset_audit_sums_up_records_every_verdict_and_the_report_shows_it(tmp_path):
+    data = _dataset(tmp_path / "data", ["sum-numbers", "nop-passes", "oracle-fails"])
+    broken = shutil.copytree(data / "sum-numbers", data / "broken-toml")
+    (broken / "task.toml").write_text('[verifier]\ntimeout_sec = "soon"\n')
+    db = tmp_path / "audit.db"
+    result = run("validate", data, "-n", "2", "--db", db, "--json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr  # not every task is valid
+    audit = json.loads(result.stdout)
+    assert audit["summary"] == {
+        "tasks": 4,
+        "valid": 1,
+        "invalid": 3,
+        "not_validated": 0,
+        "recorded_before": 0,
+        "failures_by_check": {"nop": 1, "oracle": 1, "structure": 1},
+    }, audit["summary"]
+    by_name = {e["task_name"]: e for e in audit["entries"]}
+    assert by_name["sum-numbers"]["valid"] and by_name["broken-toml"]["failed"] == ["structure"]
+    # the terminal view: the same numbers, a table of checks, the worst offenders
+    table = run("validate", data, "-n", "2", "--db", db, cwd=tmp_path)
+    assert table.returncode == 1
+    text = " ".join(table.stderr.split())  # rich wraps lines at the console's width
+    assert "4 tasks, 1 valid, 3 invalid" in text and "4 verdicts recorded before" in text
+    assert "failures by check" in text and "worst offenders" in text
+    # every verdict is in the store, and `autoenv report` has the audit section
+    page = run("report", "--db", db, "--out", tmp_path / "report", cwd=tmp_path)
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "4 tasks with a verdict: 1 valid, 3 not valid" in html
+    assert "<td>oracle-fails</td><td>oracle</td>" in html
+
+
+def test_a_killed_audit_resumes_without_running_finished_tasks_again(tmp_path):
+    import os
+    import signal
+    import time
+
+    data = _dataset(tmp_path / "data", ["sum-numbers", "nop-passes", "exit0-stub-passes"])
+    first = data / "exit0-stub-passes"  # tasks are validated in name order, one at a time with -n 1
+    proc = subprocess.Popen(
+        [*AUTOENV, "validate", str(data), "-n", "1", "--db", str(tmp_path / "a.db")],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 240
+    while not (first / ".autoenv" / "validation.json").is_file() and time.monotonic() < deadline:
+        assert proc.poll() is None, "the audit ended before it was killed"
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert (first / ".autoenv" / "validation.json").is_file()
+    trials_before = {p.name for p in (tmp_path / "runs" / "validate").glob("exit0-stub-passes-*/*")}
+    result = run("validate", data, "-n", "1", "--db", tmp_path / "a.db", "--json", cwd=tmp_path)
+    audit = json.loads(result.stdout)
+    by_name = {e["task_name"]: e for e in audit["entries"]}
+    assert by_name["exit0-stub-passes"]["cached"] and not by_name["sum-numbers"]["cached"]
+    assert by_name["exit0-stub-passes"]["failed"] == ["tamper"] and by_name["sum-numbers"]["valid"]
+    # and no trial of the finished task ran again
+    assert {p.name for p in (tmp_path / "runs" / "validate").glob("exit0-stub-passes-*/*")} == trials_before

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -390,6 +391,22 @@ def _rootfs(key: str, tag: str) -> Path:
     if not path.is_dir():
         raise BuildError(f"buildah mounted {name} at {path}, which is not a directory")
     return path
+
+
+def base_rootfs(dockerfile_text: str) -> Path | None:
+    """The mounted root of the image a Dockerfile's final stage starts from (its stand-in where one was used), to
+    tell the task's files from the base system's; None for ``scratch``, a build stage, or a base not at hand."""
+    final = list(_FROM.finditer(dockerfile_text))
+    if not final:
+        return None
+    ref = final[-1].group(1)
+    if "$" in ref or ref.lower() == "scratch" or ref not in base_images(dockerfile_text):
+        return None
+    tag = unpinned(ref) if "@" in ref else ref
+    try:
+        return _rootfs("base-" + hashlib.sha256(tag.encode()).hexdigest()[:16], tag)
+    except (BuildError, subprocess.CalledProcessError, OSError):
+        return None
 
 
 def remove(directory: Path | None) -> None:

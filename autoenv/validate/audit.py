@@ -1,0 +1,177 @@
+"""A dataset audit: every task of a folder validated, side by side, resumable, summed up.
+
+A user's first job is often auditing tasks they already have (a Terminal-Bench-style dataset, an LLM-written
+collection) before training on them. :func:`aaudit` validates ``jobs`` tasks at once (or each as a Ray task on a
+cluster), records every verdict in the task's own record file as :func:`avalidate_task` always does, so a killed
+audit resumes where it stopped: a task whose exact content already has a verdict under the same settings is not
+run again. A task that cannot be validated because it is wrong (a task.toml Harbor rejects, a Dockerfile that
+does not build) is an entry of the audit, not the end of it; a sandbox or machine fault, or a bug, stops the audit
+(every later verdict would be as wrong).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from autoenv.errors import Fault, explain
+from autoenv.taskfmt.check import Level
+from autoenv.validate.validation import ValidationReport, avalidate_task
+
+
+class AuditEntry(BaseModel):
+    """One task's line in the audit."""
+
+    task: str
+    task_name: str
+    valid: bool
+    failed: list[str] = Field(default_factory=list, description="checks that failed, in check order")
+    errors: list[str] = Field(default_factory=list, description="each failed check's summary")
+    warnings: int = 0
+    notes: int = 0
+    duration_sec: float = 0.0
+    cached: bool = Field(default=False, description="a recorded verdict for this exact content (not run again)")
+    not_validated: str | None = Field(default=None, description="why the task could not be validated at all")
+
+    @classmethod
+    def of(cls, report: ValidationReport) -> AuditEntry:
+        return cls(
+            task=report.task,
+            task_name=report.task_name,
+            valid=report.valid,
+            failed=[c.name for c in report.failed],
+            errors=[f"{c.name}: {c.summary}" for c in report.failed],
+            warnings=len(report.findings(Level.WARNING)),
+            notes=len(report.findings(Level.NOTE)),
+            duration_sec=report.duration_sec,
+            cached=report.cached,
+        )
+
+
+class AuditReport(BaseModel):
+    """The dataset's verdicts and their summary (``autoenv validate DATASET --json``)."""
+
+    dataset: str
+    env: str
+    started_at: datetime
+    duration_sec: float
+    entries: list[AuditEntry]
+
+    @property
+    def n_valid(self) -> int:
+        return sum(e.valid for e in self.entries)
+
+    @property
+    def n_not_validated(self) -> int:
+        return sum(e.not_validated is not None for e in self.entries)
+
+    def failures_by_check(self) -> dict[str, int]:
+        """How many tasks each check failed (a task can fail several), most first."""
+        counts = Counter(name for e in self.entries for name in e.failed)
+        if self.n_not_validated:
+            counts["not validated"] = self.n_not_validated
+        return dict(counts.most_common())
+
+    def worst(self, n: int = 10) -> list[AuditEntry]:
+        """The tasks with the most failed checks (ties: by name)."""
+        bad = [e for e in self.entries if not e.valid]
+        return sorted(bad, key=lambda e: (-len(e.failed), e.task_name))[:n]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "tasks": len(self.entries),
+            "valid": self.n_valid,
+            "invalid": len(self.entries) - self.n_valid - self.n_not_validated,
+            "not_validated": self.n_not_validated,
+            "recorded_before": sum(e.cached for e in self.entries),
+            "failures_by_check": self.failures_by_check(),
+        }
+
+
+def _task_fault(task: Path, exc: BaseException) -> AuditEntry | None:
+    """An entry for a task that is wrong beyond checking; None when the fault is not the task's."""
+    why = explain(exc, task=task)
+    if why.kind is not Fault.TASK:
+        return None
+    return AuditEntry(task=str(task), task_name=task.name, valid=False, not_validated=why.message)
+
+
+async def aaudit(
+    tasks: list[Path],
+    *,
+    dataset: Path | str,
+    jobs: int = 2,
+    ray_address: str | None = None,
+    on_done: Callable[[AuditEntry, ValidationReport | None], None] | None = None,
+    **validate_kwargs: Any,
+) -> AuditReport:
+    """Validate ``tasks`` (``jobs`` at once, or on Ray at ``ray_address``) and sum the verdicts up.
+
+    ``validate_kwargs`` go to :func:`avalidate_task` for every task (env, repeats, force, trials_dir, ...).
+    ``on_done`` hears of each task as it finishes (progress, printing). Raises the first fault that is not a
+    task's own (sandbox, machine, backend, bug): the audit stops there, the verdicts so far stay recorded.
+    """
+    started_at, started = datetime.now(UTC), time.monotonic()
+    entries: dict[Path, AuditEntry] = {}
+    validate = _ray_validate(ray_address) if ray_address else avalidate_task
+    gate = asyncio.Semaphore(max(1, jobs))
+
+    async def one(task: Path) -> None:
+        async with gate:
+            try:
+                report = await validate(task, **validate_kwargs)
+            except Exception as exc:  # noqa: BLE001 - sorted below: a task's fault is an entry, the rest stops
+                entry = _task_fault(task, exc)
+                if entry is None:
+                    raise
+                report = None
+            else:
+                entry = AuditEntry.of(report)
+        entries[task] = entry
+        if on_done is not None:
+            on_done(entry, report)
+
+    pending = [asyncio.create_task(one(t)) for t in tasks]
+    try:
+        await asyncio.gather(*pending)
+    finally:
+        for p in pending:
+            p.cancel()
+    return AuditReport(
+        dataset=str(dataset),
+        env=str(validate_kwargs.get("env", "local")),
+        started_at=started_at,
+        duration_sec=round(time.monotonic() - started, 3),
+        entries=[entries[t] for t in tasks],
+    )
+
+
+def _ray_validate(address: str) -> Callable[..., Any]:
+    """:func:`avalidate_task` as a Ray task: one validation per worker, its report back as JSON."""
+    from autoenv.trials.cluster import ray_init
+
+    ray = ray_init(address)
+
+    @ray.remote(num_cpus=1)
+    def remote(task: str, kwargs: dict[str, Any]) -> str:
+        from autoenv.trials.runner import quiet_harbor_logs
+        from autoenv.validate.validation import validate_task
+
+        quiet_harbor_logs()
+        return validate_task(task, **kwargs).model_dump_json()
+
+    async def run(task: Path, **kwargs: Any) -> ValidationReport:
+        ref = remote.remote(str(task), kwargs)
+        return ValidationReport.model_validate_json(await asyncio.to_thread(ray.get, ref))
+
+    return run
+
+
+__all__ = ["AuditEntry", "AuditReport", "aaudit"]
