@@ -93,6 +93,12 @@ def flywheel(
     if benchmark is not None:
         given["benchmark_dir"] = benchmark
     config = FlywheelConfig(**given)
+    if config.proposer_policy == ProposerPolicy.OPENAI and "policy=scripted" in config.solver_spec.replace(" ", ""):
+        console.print(
+            "[yellow]warning:[/yellow] a model proposes but the scripted solver calibrates: it attempts only tasks of "
+            "the bundled families, so calibration of any other task is inconclusive (rewarded by validity alone)",
+            highlight=False,
+        )
     require_machine(env)
     quiet_harbor_logs()
     store = Store(db)

@@ -82,6 +82,8 @@ def propose(
             family_for(case)
     except ValueError as exc:
         fail(f"{seed_case}: {exc}")
+    if (warning := options.mismatch_warning()) is not None:
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     runner.quiet_harbor_logs()
     out = out.resolve()
     workspace = (workspace or out.parent / "workspace").resolve()

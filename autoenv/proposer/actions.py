@@ -1,14 +1,18 @@
-"""Classify proposer actions as Read, Build, Write or Test, so a design's course can be plotted.
+"""Classify proposer actions by what they do, so a design's course can be plotted (the paper's Fig. 8).
 
-- Read: taking information in (the seed case, skills, memory, files, feedback);
-- Write: authoring task files (write_file, heredocs, editors);
-- Build: making things the task needs without authoring them by hand (folders,
-  permissions, generated data, hashes, running generators);
-- Test: checking the task (static checks, validation and solver rollouts in
-  child sandboxes, running its tests or solution).
+- Read: taking information in (cat, head, ls, find, grep, reading a file, the seed case, feedback);
+- Write: changing the task's files (write_file, a redirection or ``tee`` into a file, ``sed -i``, mkdir, chmod,
+  cp/mv/rm/ln/touch);
+- Build: making things the task needs by running programs (building an image, running a generator or a script that
+  is not a test, pip, make, archives);
+- Test: checking the task (``autoenv-child validate/solve/check``, static checks, pytest, running its tests or
+  solution);
+- Finish: the proposer says it is done.
 
-The same rules serve the three methods: prompt/feedback log their steps
-directly, the agentic method's tool calls are classified from its trajectory.
+A command line is classified by its main effect: each ``&&``/``;``/``|`` segment is classified and the strongest
+wins (Test > Build > Write > Read), so ``cd x && autoenv-child validate x`` is Test and
+``cat memory/lessons.md && head -n 5 skills/a.md`` is Read. The same rules serve every method: prompt/feedback log
+their steps directly, the agentic method's tool calls are classified from its trajectory.
 """
 
 from __future__ import annotations
@@ -20,40 +24,17 @@ from typing import Any
 
 from autoenv.proposer.models import ActionKind, ProposerAction
 
-#: Commands that make or change things (anything else that is not a test or a write is reading).
-_BUILD_CMDS = {
-    "mkdir",
-    "chmod",
-    "chown",
-    "cp",
-    "mv",
-    "rm",
-    "ln",
-    "touch",
-    "tar",
-    "gzip",
-    "zip",
-    "unzip",
-    "sha256sum",
-    "md5sum",
-    "python",
-    "python3",
-    "sh",
-    "bash",
-    "make",
-    "pip",
-    "pip3",
-    "install",
-    "truncate",
-    "dd",
-}
-_RUNNERS = {"bash", "sh", "python", "python3", "timeout", "env"}
-_TEST_TARGET = re.compile(r"(^|/)(test\.sh|solve\.sh|check_task\.py|test_[\w-]*\.py)$")
-_WRITE_SHAPES = re.compile(
-    r"(<<-?\s*['\"]?\w+['\"]?|\btee\b|>>?\s*\S+\.(md|py|sh|toml|txt|csv|tsv|json|ini|yaml|yml|fasta)\b|\bsed\s+-i\b)"
-)
+#: Commands that change files in place (the task's, the workspace's).
+_WRITE_CMDS = {"mkdir", "chmod", "chown", "cp", "mv", "rm", "rmdir", "ln", "touch", "truncate", "dd", "install", "tee"}
+#: Commands that make things by running programs.
+_BUILD_CMDS = {"make", "pip", "pip3", "tar", "gzip", "gunzip", "zip", "unzip", "docker", "buildah", "podman", "npm"}
+_RUNNERS = {"bash", "sh", "python", "python3", "timeout", "env", "node"}
+_TEST_TARGET = re.compile(r"(^|/)(test\.sh|solve\.sh|check_task\.py|test_[\w-]*\.py|[\w-]*_test\.py)$")
+_CHILD_TESTS = {"validate", "solve", "check", "test", "trial", "calibrate"}
+#: A redirection into a file (not into another descriptor, nor /dev/null); a here-document.
+_REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*(?!&|/dev/)[^\s;&|]+|<<-?\s*['\"]?\w+['\"]?")
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
-_RANK = {"Read": 0, "Build": 1, "Write": 2, "Test": 3}
+_RANK = {"Read": 0, "Finish": 0, "Write": 1, "Build": 2, "Test": 3}
 
 
 def _segments(text: str) -> list[list[str]]:
@@ -63,7 +44,10 @@ def _segments(text: str) -> list[list[str]]:
         words = text.split()
     out: list[list[str]] = [[]]
     for w in words:
-        if w in _SEPARATORS:
+        if len(w) > 1 and w.endswith(";"):  # shlex keeps `a;` one word
+            out[-1].append(w[:-1])
+            out.append([])
+        elif w in _SEPARATORS:
             out.append([])
         else:
             out[-1].append(w)
@@ -72,22 +56,27 @@ def _segments(text: str) -> list[list[str]]:
 
 def _classify_segment(seg: list[str]) -> ActionKind:
     head = seg[0].rsplit("/", 1)[-1]
-    if head == "autoenv-child" or head in ("pytest", "py.test") or "pytest" in seg or "--check" in seg:
-        return "Test"
-    if _TEST_TARGET.search(seg[0]):
+    args = [a for a in seg[1:] if not a.startswith("-")]
+    if head == "autoenv-child":
+        return "Test" if args and args[0] in _CHILD_TESTS else ("Build" if args and args[0] == "build" else "Read")
+    if head in ("pytest", "py.test") or "pytest" in seg or _TEST_TARGET.search(seg[0]):
         return "Test"
     if head in _RUNNERS:
-        args = [a for a in seg[1:] if not a.startswith("-")]
         if args and _TEST_TARGET.search(args[0]):
             return "Test"
+        return "Build" if args or "-c" in seg else "Read"  # running a program (a generator, a script)
+    if head == "sed" and any(a.startswith("-i") for a in seg[1:]):
+        return "Write"
+    if head in _WRITE_CMDS:
+        return "Write"
     return "Build" if head in _BUILD_CMDS else "Read"
 
 
 def classify_command(command: str) -> ActionKind:
-    """Read/Build/Write/Test for one shell command line (the strongest signal wins: Test > Write > Build > Read)."""
+    """Read/Write/Build/Test for one shell command line, by its main effect (see the module's docstring)."""
     text = command.strip()
     kinds: list[ActionKind] = [_classify_segment(seg) for seg in _segments(text)] or ["Read"]
-    if _WRITE_SHAPES.search(text):
+    if _REDIRECT.search(text):
         kinds.append("Write")
     return max(kinds, key=_RANK.__getitem__)
 
@@ -101,7 +90,7 @@ def classify_tool_call(name: str, arguments: dict[str, Any] | None) -> ActionKin
     if name == "run":
         return classify_command(str(args.get("command", "")))
     if name == "finish":
-        return "Read"
+        return "Finish"
     return "Build"
 
 

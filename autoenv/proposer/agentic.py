@@ -8,7 +8,7 @@ file writes, and it builds and tests it in *child* sandboxes through one
 extra command, ``autoenv-child``:
 
     autoenv-child validate tasks/NAME     full validation in separate sandboxes
-    autoenv-child solve tasks/NAME -k 4   K solver rollouts: pass rate, verdict, each rollout's end
+    autoenv-child solve tasks/NAME        K solver rollouts (the attempt's; -k K for another): pass rate, verdict
     autoenv-child check tasks/NAME        the static format check only
 
 The agent loop runs on the host and reaches the sandbox only through
@@ -134,7 +134,14 @@ def pick_final_task(result: AgenticResult, expected: str) -> str | None:
 
 
 def proposer_task(
-    workspace: Workspace, case: SeedCase, task_name: str, *, rollouts: int, attempt: int, network: str = "no-network"
+    workspace: Workspace,
+    case: SeedCase,
+    task_name: str,
+    *,
+    rollouts: int,
+    attempt: int,
+    network: str = "no-network",
+    max_rounds: int = 3,
 ) -> Path:
     """The Harbor task whose sandbox the proposer works in (its instruction is the proposer brief)."""
     from autoenv.proposer.llm import brief
@@ -145,7 +152,9 @@ def proposer_task(
     (root / "environment").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "solution").mkdir()
-    (root / "instruction.md").write_text(brief(case, workspace, task_name, agentic=True, rollouts=rollouts))
+    (root / "instruction.md").write_text(
+        brief(case, workspace, task_name, agentic=True, rollouts=rollouts, max_rounds=max_rounds)
+    )
     (root / "task.toml").write_text(
         textwrap.dedent(f"""\
         schema_version = "1.4"
@@ -240,7 +249,9 @@ async def run_agentic(
     )
     job_file = jobs / f"job-{attempt}-{stamp}.json"
     job_file.write_text(job.model_dump_json(indent=2))
-    task = proposer_task(workspace, case, task_name, rollouts=rollouts, attempt=attempt, network=network)
+    task = proposer_task(
+        workspace, case, task_name, rollouts=rollouts, attempt=attempt, network=network, max_rounds=options.max_rounds
+    )
     kwargs: dict[str, Any] = {
         "job": str(job_file),
         "policy": str(SolverPolicy.SCRIPTED if policy == ProposerPolicy.SCRIPTED else SolverPolicy.OPENAI),
@@ -271,7 +282,7 @@ async def run_agentic(
     return AgenticOutcome(
         task_dir=final if final is not None and (final / "task.toml").is_file() else None,
         actions=actions,
-        rounds=sum(1 for c in result.child_calls if c.verb == "validate"),
+        rounds=sum(1 for c in result.child_calls if c.verb == "validate" and c.ok is not None),
         child_calls=result.child_calls,
         trial_dir=outcome.trial_dir,
         error=result.error or (f"{outcome.error}: {outcome.error_message}" if outcome.error else None),

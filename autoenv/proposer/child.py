@@ -13,7 +13,6 @@ import posixpath
 import re
 import shlex
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,7 @@ BUG_ERRORS = {
 CHILD = "autoenv-child"
 CHILD_STUB = f"""#!/bin/sh
 echo "{CHILD} is served by the proposer harness, which runs it in separate sandboxes." >&2
-echo "Run it as a command of its own, e.g.: {CHILD} validate tasks/NAME   or   {CHILD} solve tasks/NAME -k 4" >&2
+echo "Run it as a command of its own, e.g.: {CHILD} validate tasks/NAME   or   {CHILD} solve tasks/NAME" >&2
 echo "(not inside a pipeline, a subshell or a script)." >&2
 exit 2
 """
@@ -122,6 +121,14 @@ class ChildServer:
         verb, rest = args[0], args[1:]
         if verb not in ("validate", "solve", "check"):
             return f"{CHILD}: unknown command {verb!r}\n{self.usage()}", None
+        if any(a in ("-h", "--help", "help") for a in rest):
+            return self.usage(verb), True
+        if verb == "validate" and self.rounds_used() >= self.job.options.max_rounds:
+            return (
+                f"{CHILD} validate: no validation rounds left: this attempt has {self.job.options.max_rounds} "
+                "(--max-rounds; a round is one `validate`). Call finish with the task you want judged.",
+                None,
+            )
         k = self.job.options.rollouts
         paths = []
         i = 0
@@ -157,11 +164,20 @@ class ChildServer:
             return await self._validate(host_task, call)
         return await self._solve(host_task, k, call)
 
-    def usage(self) -> str:
-        return textwrap.dedent(f"""\
-            usage: {CHILD} validate tasks/NAME       validate the task in separate sandboxes (every check, with what to fix)
-                   {CHILD} solve tasks/NAME [-k K]   run K rollouts of the current solver (default {self.job.options.rollouts})
-                   {CHILD} check tasks/NAME          static format check only""")  # noqa: E501
+    def rounds_used(self) -> int:
+        """Validation rounds spent: a round is one ``validate`` that ran (help and refusals are not rounds)."""
+        return sum(1 for c in self.calls if c.verb == "validate" and c.ok is not None)
+
+    def usage(self, verb: str | None = None) -> str:
+        lines = {
+            "validate": f"{CHILD} validate tasks/NAME       validate the task in separate sandboxes (every check, with "
+            f"what to fix); one round of {self.job.options.max_rounds} (--max-rounds)",
+            "solve": f"{CHILD} solve tasks/NAME [-k K]   run K rollouts of the current solver (default "
+            f"{self.job.options.rollouts}, at most 16) and show each rollout's end",
+            "check": f"{CHILD} check tasks/NAME          static format check only (free: not a round)",
+        }
+        shown = [lines[verb]] if verb in lines else list(lines.values())
+        return "usage: " + "\n       ".join(shown)
 
     async def fetch(self, environment: BaseEnvironment, sandbox_path: str, name: str) -> Path | None:
         """Copy ``tasks/NAME`` out of the sandbox into the host workspace (replacing the older copy)."""
@@ -184,8 +200,10 @@ class ChildServer:
             if report.valid
             else f"INVALID: failed checks: {', '.join(c.name for c in report.failed)} (tasks/{task.name})"
         )
+        left = self.job.options.max_rounds - self.rounds_used() - 1
         lines = [
             head + (" [cached verdict for identical content]" if report.cached else f" in {report.duration_sec:.1f}s"),
+            f"validation rounds left in this attempt: {left} of {self.job.options.max_rounds}",
             "",
         ]
         lines += [f"  {c.name:13s} {c.status:4s}  {c.summary}" for c in report.checks]

@@ -51,6 +51,8 @@ class Verdict:
             return f"invalid ({head})\n\n{self.validation.feedback()}"
         if self.calibration is None:
             return "valid, not calibrated"
+        if self.calibration.inconclusive:
+            return f"valid; calibration {self.calibration.verdict}"
         if not self.calibration.accepted:
             return f"not calibrated: {self.calibration.verdict}"
         return None
@@ -60,7 +62,13 @@ class Verdict:
         if not self.valid:
             return self.validation.feedback()
         text = self.validation.feedback()
-        if self.calibration is not None:
+        if self.calibration is not None and self.calibration.inconclusive:
+            text += (
+                f"\n\nCalibration ({self.calibration.settings.solver}, K={self.calibration.settings.rollouts}) was "
+                f"inconclusive: {self.calibration.verdict}. The task itself passed validation; this says nothing about "
+                "whether it is too hard or too easy, so do not make it easier for this reason."
+            )
+        elif self.calibration is not None:
             text += (
                 f"\n\nCalibration ({self.calibration.settings.solver}, K={self.calibration.settings.rollouts}): "
                 f"{self.calibration.verdict}; pass rate {self.calibration.pass_rate} "

@@ -25,10 +25,19 @@ from autoenv.proposer.models import SeedCase
 from autoenv.proposer.workspace import Workspace
 
 
-def brief(case: SeedCase, workspace: Workspace, task_name: str, *, agentic: bool = False, rollouts: int = 4) -> str:
+def brief(
+    case: SeedCase,
+    workspace: Workspace,
+    task_name: str,
+    *,
+    agentic: bool = False,
+    rollouts: int = 4,
+    max_rounds: int = 3,
+) -> str:
     """The proposer's instruction: what to build, from which failure, under which rules."""
     skills = "\n\n".join(p.read_text() for p in sorted(workspace.skills.glob("*.md")))
-    lessons = "\n".join(workspace.lessons().splitlines()[-30:])
+    # only lines that are lessons (the file starts with a heading): an empty section is left out
+    lessons = "\n".join([ln for ln in workspace.lessons().splitlines() if ln.startswith("- ")][-30:])
     seed_yaml = (
         (workspace.root / "seed_case.yaml").read_text()
         if (workspace.root / "seed_case.yaml").is_file()
@@ -40,11 +49,13 @@ You work in /workspace (a sandbox): seed_case.yaml, FORMAT.md, skills/, tools/, 
 Write the new task into tasks/{task_name}/. You may run commands, read and write files, and improve
 skills/ and tools/ for next time. Two commands are served by the harness in separate sandboxes:
 
-    autoenv-child validate tasks/{task_name}      # full validation; prints each check and what to fix
-    autoenv-child solve tasks/{task_name} -k {rollouts}      # K solver rollouts: pass rate, verdict, each rollout's end
+    autoenv-child validate tasks/{task_name}   # full validation: each check and what to fix ({max_rounds} rounds)
+    autoenv-child solve tasks/{task_name}      # {rollouts} solver rollouts: pass rate, verdict, each rollout's end
 
-Run each as a command of its own (not in a pipeline). When the task is valid and the solver passes it
-sometimes but not always, call finish with the task folder (tasks/{task_name}) as the message."""
+You have {max_rounds} validation rounds (a round is one `validate`; `check` is free) and calibration runs
+{rollouts} rollouts (`-k K` for another number). Run each as a command of its own (not in a pipeline).
+When the task is valid and the solver passes it sometimes but not always, call finish with the task
+folder (tasks/{task_name}) as the message."""
     else:
         how = f"""\
 Write every file of the task with `write_file` calls, paths relative to the task folder
@@ -76,10 +87,7 @@ sometimes, not always and not never.
 
 {skills}
 
-## Lessons from earlier attempts
-
-{lessons or "(none yet)"}
-"""
+{"## Lessons from earlier attempts" + chr(10) + chr(10) + lessons + chr(10) if lessons else ""}"""
 
 
 def task_relative(path: str, task_name: str) -> str | None:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from autoenv.vocab import SCRIPTED_SOLVER, Method, ProposerNetwork, ProposerPolicy, shared_solver
 
-ActionKind = Literal["Read", "Build", "Write", "Test"]
+ActionKind = Literal["Read", "Build", "Write", "Test", "Finish"]
 
 
 class SeedCase(BaseModel):
@@ -146,6 +146,17 @@ class ProposeOptions(BaseModel):
         if self.solver is not None:
             return self.solver
         return shared_solver(self.model, self.base_url) if self.policy == ProposerPolicy.OPENAI else SCRIPTED_SOLVER
+
+    def mismatch_warning(self) -> str | None:
+        """What to tell a user whose model proposes while the scripted solver calibrates (None when they match):
+        the scripted solver attempts only the bundled families' tasks, so a new kind of task calibrates inconclusive."""
+        if self.policy != ProposerPolicy.OPENAI or "policy=scripted" not in self.solver_spec.replace(" ", ""):
+            return None
+        return (
+            "a model proposes but the scripted solver calibrates: it attempts only tasks of the bundled families, so "
+            "calibration of any other task is inconclusive (rewarded by validity alone); pass --solver "
+            "terminal:policy=openai,model=...,base_url=... to calibrate with a model"
+        )
 
     @property
     def network_mode(self) -> ProposerNetwork:

@@ -287,7 +287,7 @@ async def _model_attempt(a: AttemptContext):
     writer = ModelTaskWriter(model=model, base_url=base_url, seed=seed * 1000 + attempt)
     try:
         log.add("Read", f"seed case {case.id}, FORMAT.md, skills, lessons (in the prompt)")
-        files, deletions = await writer.draft(brief(case, ws, name, rollouts=rollouts), name)
+        files, deletions = await writer.draft(brief(case, ws, name, rollouts=rollouts, max_rounds=max_rounds), name)
         if task_dir.exists():
             shutil.rmtree(task_dir)
         _apply(task_dir, files, deletions, log)

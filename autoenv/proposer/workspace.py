@@ -42,7 +42,8 @@ tasks/<name>/
   environment/app/...     input files, copied into the image with `COPY app/ /app/`
   solution/solve.sh       reference solution (bash); validation runs it as the "oracle" and it must pass
   tests/test.sh           verifier (bash); must ALWAYS write /logs/verifier/reward.txt (1 pass, 0 fail)
-  tests/test_outputs.py   pytest checks called by test.sh (tests/ is uploaded only after the agent finishes)
+  tests/test_outputs.py   pytest checks called by test.sh (tests/ is uploaded only after the agent finishes),
+                          or no Python at all: a bash/awk verifier in test.sh (below)
 ```
 
 task.toml:
@@ -63,7 +64,7 @@ timeout_sec = 60.0
 environment_mode = "separate"
 
 [agent]
-timeout_sec = 120.0
+timeout_sec = 600.0   # what a capable solver needs for the whole task; the oracle may use at most half
 
 [environment]
 build_timeout_sec = 300.0
@@ -102,6 +103,19 @@ out = run_agent(["python3", "/app/report.py"], text=True, timeout=30)   # subpro
 
 The agent's code then can neither write /logs/verifier nor read /tests or the test files.
 
+Verifiers for images without Python (a task about shell tools, a minimal base) are as good: tests/test.sh
+recomputes or compares every expected value with bash, awk, sort, diff, reads the agent's files as an
+unprivileged user (`setpriv --reuid=65534 --regid=65534 --clear-groups cat /app/out.txt`), and writes the
+reward on every path:
+
+```bash
+#!/bin/bash
+mkdir -p /logs/verifier; echo 0 > /logs/verifier/reward.txt
+got=$(setpriv --reuid=65534 --regid=65534 --clear-groups cat /app/report.txt 2>/dev/null)
+want=$(awk -F, 'NR > 1 {{ s[$1] += $2 }} END {{ for (k in s) print k, s[k] }}' /tests/data.csv | sort)
+[ "$got" = "$want" ] && echo 1 > /logs/verifier/reward.txt
+```
+
 Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a separate sandbox):
 
 - structure: Harbor can load the task; the solution and a verifier exist; the verifier writes a reward;
@@ -121,7 +135,8 @@ Each finding has a level: an error makes the task invalid; a warning (lint style
 unknown fields) is worth fixing but changes nothing; a note is a limit of how the task is run. The
 feedback lists errors first, each with the file (and line) and what to do.
 
-Then calibration (`autoenv-child solve tasks/<name> -k 4`) runs the current solver K times:
+Then calibration (`autoenv-child solve tasks/<name>`) runs the current solver K times (K: the attempt's
+rollouts, stated in the brief; `-k K` asks for another number):
 a task is accepted when the solver passes sometimes and fails sometimes.
 """
 #: the verifier runner every template family writes (one source: templates/base.py)
@@ -140,7 +155,7 @@ SKILLS: dict[str, str] = {
 4. Write `solution/solve.sh` as a real solution (it computes, it does not paste the answers).
 5. Protect inputs with a sha256 check in the tests, so editing the data is not a way out.
 6. Validate with `autoenv-child validate tasks/<name>`, then calibrate with
-   `autoenv-child solve tasks/<name> -k 4`.
+   `autoenv-child solve tasks/<name>` (the brief says how many rollouts and validation rounds you have).
 """,
     "writing-tests.md": """\
 # Writing tests that cannot be gamed
@@ -175,6 +190,8 @@ Feedback comes as sections `[check] message`. What each usually means:
 
 Calibration: "too easy" (every rollout passed) or "too hard" (none did) means the task does not
 teach the current solver; write a new variant (different data, a harder or easier twist).
+"inconclusive" means the calibration solver did not try at all (it has no way to do tasks of this kind): it
+says nothing about difficulty, so do not make the task easier for it.
 """,
     "families.md": """\
 # Task families that have worked
@@ -308,15 +325,17 @@ class Workspace:
             fh.write(json.dumps(entry) + "\n")
         lines = []
         for fix in repairs or []:
-            lines.append(f"- {entry['time']} {record.seed_case} ({family}): {fix}")
+            lines.append(f"- {entry['time']} {record.seed_case} ({family or 'new'}): {fix}")
         if not record.valid and record.reason and not repairs:
             lines.append(
-                f"- {entry['time']} {record.seed_case} ({family}): rejected, not repaired: "
+                f"- {entry['time']} {record.seed_case} ({family or 'new'}): rejected, not repaired: "
                 f"{record.reason.splitlines()[0][:200]}"
             )
         if record.valid and not record.calibrated and record.reason:
             lines.append(
-                f"- {entry['time']} {record.seed_case} ({family}): valid but {record.reason.splitlines()[0][:160]}"
+                f"- {entry['time']} {record.seed_case} ({family or 'new'}): "
+                + ("" if record.reason.startswith("valid") else "valid, ")
+                + record.reason.splitlines()[0][:160]
             )
         if lines:
             with open(self.lessons_file, "a") as fh:

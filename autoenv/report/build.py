@@ -24,7 +24,7 @@ from autoenv.validate.stats import wilson_interval  # noqa: E402
 from autoenv.vocab import Method  # noqa: E402
 
 METHODS = tuple(Method)
-ACTION_KINDS = ("Read", "Build", "Write", "Test")
+ACTION_KINDS = ("Read", "Build", "Write", "Test", "Finish")
 
 
 def valid_rates(attempts: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
@@ -155,7 +155,7 @@ def plot_course(attempts: list[dict[str, Any]], out: Path) -> str | None:
         return None
     design = max(designs, key=lambda a: len(a["actions"]))
     fig, ax = plt.subplots(figsize=(9, 2.8))
-    colours = {"Read": "#4C78A8", "Build": "#F58518", "Write": "#54A24B", "Test": "#E45756"}
+    colours = {"Read": "#4C78A8", "Build": "#F58518", "Write": "#54A24B", "Test": "#E45756", "Finish": "#777777"}
     for action in design["actions"]:
         kind = action["kind"]
         ax.scatter(action["t"], ACTION_KINDS.index(kind), color=colours.get(kind, "grey"), s=30)

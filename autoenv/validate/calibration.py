@@ -16,6 +16,7 @@ Solvers are given as a SPEC string: ``oracle``, ``nop``, ``coin:p=0.5``,
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,31 @@ from autoenv.validate.validation import autoenv_version
 #: anything else (build, setup, crashed infrastructure) says nothing about
 #: the solver and is left out of the rate.
 SOLVER_ERRORS = {None, "agent_timeout", "reward_missing", "reward_invalid", "verifier_timeout"}
+
+
+#: What a solver's own record says when it did not try (the scripted solver without a recipe for the task).
+NO_ATTEMPT_INTENTS = {"no_recipe": "the calibration solver has no recipe for tasks of this kind, so it did not try"}
+
+
+def non_attempt(outcome: TrialOutcome) -> str | None:
+    """Why a rollout was no attempt at the task (None: it was one). A solver that did not try, or that stopped
+    without a single command, says nothing about how hard the task is: its 0 is not a failed attempt."""
+    if outcome.error == "endpoint":
+        return "the model endpoint failed"
+    path = Path(outcome.trial_dir or ".") / "agent" / "trajectory.json"
+    try:
+        steps = json.loads(path.read_text()).get("steps") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    for step in steps:
+        intent = (step.get("extra") or {}).get("intent")
+        if intent in NO_ATTEMPT_INTENTS:
+            return NO_ATTEMPT_INTENTS[intent]
+    calls = [c for step in steps if step.get("source") == "agent" for c in (step.get("tool_calls") or [])]
+    names = {str(c.get("function_name") or c.get("name") or "") for c in calls}
+    if steps and calls and names <= {"finish"}:
+        return "the solver stopped without running a command"
+    return None
 
 
 def parse_band(text: str | None) -> tuple[float, float] | None:
@@ -107,6 +133,10 @@ class CalibrationReport(BaseModel):
     mean_turns: float | None
     accepted: bool
     verdict: str
+    inconclusive: bool = Field(
+        default=False, description="no rollout was an attempt at the task: nothing was learned about its difficulty"
+    )
+    n_not_attempted: int = 0
     rollouts: list[Rollout]
     started_at: datetime
     duration_sec: float
@@ -183,10 +213,21 @@ async def acalibrate(
     stop_on_machine_fault(outcomes)
 
     counted = [o for o in outcomes if o.error in SOLVER_ERRORS]
+    # a rollout in which the solver did not try is no evidence of difficulty: left out of the rate
+    skipped = [(o, why) for o in counted if (why := non_attempt(o)) is not None]
+    counted = [o for o in counted if all(o is not s for s, _ in skipped)]
     passes = sum(1 for o in counted if o.reward is not None and o.reward >= threshold)
     n = len(counted)
     low, high = wilson_interval(passes, n)
     accepted, verdict = judge(passes, n, band)
+    inconclusive = n == 0 and bool(skipped)
+    if inconclusive:
+        verdict = (
+            f"inconclusive: {skipped[0][1]} (0 of {len(skipped)} rollouts were an attempt); nothing was learned about "
+            "the task's difficulty"
+        )
+    elif skipped:
+        verdict += f"; {len(skipped)} rollout(s) left out: {skipped[0][1]}"
     excluded = [o for o in outcomes if o.error not in SOLVER_ERRORS]
     if excluded:
         verdict += (
@@ -210,6 +251,8 @@ async def acalibrate(
         mean_turns=(sum(turns) / len(turns)) if turns else None,
         accepted=accepted,
         verdict=verdict,
+        inconclusive=inconclusive,
+        n_not_attempted=len(skipped),
         rollouts=[
             Rollout(reward=o.reward, error=o.error, n_turns=o.n_turns, seconds=o.duration_sec, trial_dir=o.trial_dir)
             for o in outcomes

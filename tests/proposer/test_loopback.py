@@ -137,7 +137,7 @@ def test_agentic_with_a_served_model_writes_validates_fixes_and_gets_accepted(di
     )
     tests = [a.detail for a in record.actions if a.kind == "Test"]
     assert sum("autoenv-child validate" in d for d in tests) == 2 and any("autoenv-child solve" in d for d in tests)
-    assert {a.kind for a in record.actions} == {"Read", "Build", "Write", "Test"}
+    assert {a.kind for a in record.actions} == {"Read", "Write", "Test", "Finish"}
     assert validate_task(accepted, force=True, record=False).valid
 
     # the sample is the agent's own episode: the brief, every call and result, the exact tokens of all 7 calls
@@ -256,6 +256,8 @@ def test_a_model_proposer_is_calibrated_by_the_same_model_by_default(dirs):
         )
     assert server.problems == [] and server.served == 5, server.problems
     record = summary.records[0]
-    assert record.valid and not record.calibrated and record.pass_rate == 0.0, record.reason
+    # the model's solver stopped without a command every time: no attempt, so calibration is inconclusive
+    assert record.valid and not record.calibrated and record.pass_rate is None, record.reason
+    assert "inconclusive" in record.reason
     solver_requests = server.chat_requests()[1:]
     assert all(r["model"] == MODEL and "Seed case" not in json.dumps(r["messages"]) for r in solver_requests)
