@@ -129,51 +129,28 @@ def validate(
     if not 0 < margin <= 1:
         fail(f"--margin must be in (0, 1], got {margin}")
     runner.quiet_harbor_logs()
-    if len(tasks) > 1 or not is_task_dir(path):
-        _audit(
-            path,
-            tasks,
-            jobs=n_concurrent,
-            ray_address=ray_address,
-            db=db,
-            json_out=json_out,
-            env=env,
-            repeats=repeats,
-            threshold=threshold,
-            timeout_margin=margin,
-            force=force,
-            trials_dir=trials_dir,
-            oracle=not no_oracle,
-            strict=strict,
-        )
-    reports: list[ValidationReport] = []
-    for task in tasks:
-        try:
-            report = asyncio.run(
-                avalidate_task(
-                    task,
-                    env=env,
-                    repeats=repeats,
-                    threshold=threshold,
-                    timeout_margin=margin,
-                    force=force,
-                    trials_dir=trials_dir,
-                    n_concurrent=n_concurrent,
-                    oracle=not no_oracle,
-                    strict=strict,
-                )
-            )
-        except Exception as exc:  # noqa: BLE001 - the backend, the infrastructure or a bug, not a verdict on the task
-            fail_with(exc, task=task, env=env, json_out=json_out)
-        reports.append(report)
-        if not json_out:
-            _print_validation(report)
+    settings = dict(
+        env=env,
+        repeats=repeats,
+        threshold=threshold,
+        timeout_margin=margin,
+        force=force,
+        trials_dir=trials_dir,
+        oracle=not no_oracle,
+        strict=strict,
+    )
+    if path.is_dir() and not is_task_dir(path):  # a dataset folder: an audit
+        _audit(path, tasks, jobs=n_concurrent, ray_address=ray_address, db=db, json_out=json_out, **settings)
+    task = tasks[0]
+    try:
+        report = asyncio.run(avalidate_task(task, n_concurrent=n_concurrent, **settings))
+    except Exception as exc:  # noqa: BLE001 - the backend, the infrastructure or a bug, not a verdict on the task
+        fail_with(exc, task=task, env=env, json_out=json_out)
     if json_out:
-        data = [r.model_dump(mode="json") for r in reports]
-        print_json(data[0] if is_task_dir(path) else data)
-    elif len(reports) > 1:
-        console.print(f"valid {sum(r.valid for r in reports)}/{len(reports)}")
-    raise typer.Exit(0 if all(r.valid for r in reports) else 1)
+        print_json(report.model_dump(mode="json"))
+    else:
+        _print_validation(report)
+    raise typer.Exit(0 if report.valid else 1)
 
 
 def _audit(path: Path, tasks: list[Path], *, jobs: int, ray_address: str | None, db: str, json_out: bool, **kw) -> None:
