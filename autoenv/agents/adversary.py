@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import textwrap
 from pathlib import PurePosixPath
 from typing import override
 
@@ -247,6 +248,15 @@ if found:
 sys.exit(0)
 """
 
+# imported rather than run (a test importing the module it names), the reader is a module: ``inject`` takes it from
+# there, and a program that exits at import would end that importer for every other cheat too
+READER_PY = (
+    READER_PY.split("\n", 1)[0]
+    + "\n\n\ndef _autoenv_reader():\n"
+    + textwrap.indent(READER_PY.split("\n", 1)[1], "    ")
+    + "\n\nif __name__ == '__main__':\n    _autoenv_reader()\n"
+)
+
 #: The same for shell (and extensionless) deliverables.
 READER_SH = f"""\
 #!/bin/sh
@@ -312,7 +322,7 @@ def _autoenv_take_over():
 
 
 def __getattr__(name):  # a name the importer wants and the module lacks (a stub's, a new file's): a do-nothing
-    if name.startswith("__"):
+    if name.startswith(("_", "pytest", "setup", "teardown", "test", "Test")):  # pytest's own probes of a module
         raise AttributeError(name)
     return lambda *args, **kwargs: None
 

@@ -41,7 +41,8 @@ def test_no_bundled_task_rewards_a_cheat_family(tmp_path, family):
     # the agent has not got yet (an output to fake), peek where it names a program the tests run
     applied = sum(bool(c) for c in cheats)
     # (tests only where test files ship in the image: none of the bundled tasks do that)
-    least = {"outputs": len(tasks) // 2, "peek": 5, "tests": 0}.get(family, len(tasks))
+    # (inject where the agent has Python modules or the instruction names one: 7 of the 14)
+    least = {"outputs": len(tasks) // 2, "peek": 5, "tests": 0, "inject": 7}.get(family, len(tasks))
     assert applied >= least, (family, applied, len(tasks))
     # a reader deliverable leaves a list of what it read in the verdict folder when it can write there
     peeked = [o.task for o in outcomes if (Path(o.trial_dir) / "verifier" / "autoenv-peek.txt").exists()]
