@@ -136,3 +136,26 @@ def test_a_killed_audit_resumes_without_running_finished_tasks_again(tmp_path):
     assert by_name["exit0-stub-passes"]["failed"] == ["tamper"] and by_name["sum-numbers"]["valid"]
     # and no trial of the finished task ran again
     assert {p.name for p in (tmp_path / "runs" / "validate").glob("exit0-stub-passes-*/*")} == trials_before
+
+
+def test_an_audit_on_ray_gives_the_verdicts_the_local_audit_gives(tmp_path):
+    """--ray: each validation is a Ray task (an in-process cluster here); the verdicts are the same."""
+    pytest.importorskip("ray")
+    import asyncio
+
+    from autoenv.trials.cluster import ray_init
+    from autoenv.validate.audit import aaudit
+
+    data = _dataset(tmp_path / "data", ["sum-numbers", "nop-passes"])
+    ray = ray_init("local", num_cpus=2)
+    try:
+        audit = asyncio.run(
+            aaudit(sorted(data.iterdir()), dataset=data, jobs=2, ray_address="local", trials_dir=tmp_path / "trials")
+        )
+    finally:
+        ray.shutdown()
+    assert [(e.task_name, e.valid, e.failed) for e in audit.entries] == [
+        ("nop-passes", False, ["nop"]),
+        ("sum-numbers", True, []),
+    ]
+    assert all((Path(e.task) / ".autoenv" / "validation.json").is_file() for e in audit.entries)
