@@ -23,7 +23,7 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from autoenv.errors import MachineError
 from autoenv.sandbox.toolbox import TOOLBOX_MOUNT, RawExec, host_busybox
 
-__all__ = ["Toolset", "confined", "host_busybox", "run_confined", "upload_toolset"]
+__all__ = ["Toolset", "host_busybox", "run_confined", "upload_toolset"]
 
 
 @dataclass(frozen=True)
@@ -76,15 +76,6 @@ async def upload_toolset(environment: BaseEnvironment) -> Toolset:
 def _argv(script: str, tools: Toolset, then_image: bool) -> list[str]:
     path = f"{tools.bin}:$PATH" if then_image else tools.bin
     return [tools.busybox, "sh", "-c", f"export PATH={path}; {script}"]
-
-
-def confined(script: str, tools: Toolset, *, then_image: bool = False) -> str:
-    """``script`` as a command for ``exec``: run by the sandbox's busybox shell, with only its applets on PATH.
-
-    ``then_image``: the image's PATH follows the applets (the adversary still uses the image's interpreters where
-    it has them, as an agent would; its own shell work never depends on the image's programs).
-    """
-    return shlex.join(["exec", *_argv(script, tools, then_image)])
 
 
 async def run_confined(
