@@ -30,6 +30,7 @@ Other backends are scanned from inside a started environment by
 from __future__ import annotations
 
 import ast
+import filecmp
 import gzip
 import math
 import os
@@ -653,20 +654,26 @@ def _archive_texts(path: Path):
         return
 
 
-def _same_as_base(path: Path, base: Path | None, rel: str) -> bool:
-    """The file is the base image's own, unchanged (same size and mtime: the layer that holds it is the base's)."""
+def _base_twin(path: Path, base: Path | None, rel: str) -> Path | None:
+    """The base image's file at the same place when it looks unchanged (same size and mtime), else None.
+
+    Size and mtime only say where to look: a Dockerfile can give a file of its own both (``touch -r``), so the
+    caller compares the content too before calling the file the base system's.
+    """
     if base is None:
-        return False
+        return None
+    twin = base / rel
     try:
-        mine, theirs = path.stat(), (base / rel).lstat()
+        mine, theirs = path.stat(), twin.lstat()
     except OSError:
-        return False
-    return mine.st_size == theirs.st_size and mine.st_mtime_ns == theirs.st_mtime_ns
+        return None
+    return twin if mine.st_size == theirs.st_size and mine.st_mtime_ns == theirs.st_mtime_ns else None
 
 
 def _readable_texts(root: Path, skip: re.Pattern[str] | None, base: Path | None = None):
     """(image path, text) of every text file under ``root`` (the image's ``/``), archive members included; files
-    the base image ``base`` (its root, when known) holds unchanged are the base system's, not the task's."""
+    the base image ``base`` (its root, when known) holds with the same content are the base system's, not the
+    task's."""
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir
@@ -677,12 +684,15 @@ def _readable_texts(root: Path, skip: re.Pattern[str] | None, base: Path | None 
         for name in sorted(filenames):
             path = Path(dirpath) / name
             image_path = "/" + f"{rel_dir}/{name}".lstrip("/")
-            if not path.is_file() or path.is_symlink() or _same_as_base(path, base, image_path.lstrip("/")):
+            if not path.is_file() or path.is_symlink():
                 continue
+            twin = _base_twin(path, base, image_path.lstrip("/"))
             if name.lower().endswith(ARCHIVE_SUFFIXES):
+                if twin is not None and filecmp.cmp(path, twin, shallow=False):
+                    continue
                 for member, text in _archive_texts(path):
                     yield f"{image_path}!{member}", text
-            elif (text := read_text(path)) is not None:
+            elif (text := read_text(path)) is not None and (twin is None or read_text(twin) != text):
                 yield image_path, text
 
 

@@ -413,3 +413,23 @@ def test_solution_outputs_found_in_the_instruction(tmp_path):
     # most lines of a longer output
     instruction.write_text(base + "\nExpected:\n\nnorth 220.00\nsouth 100.00\neast 50.00\n")
     assert scan_outputs_in_instruction(task, {"/app/r.txt": "north 220.00\nsouth 100.00\neast 50.00\nwest 300.00\n"})
+
+
+def test_a_base_file_the_task_rewrote_is_read_even_with_the_bases_size_and_mtime(tmp_path):
+    """Unchanged base-system files are not the task's; a Dockerfile that writes the answer into one and gives it
+    the base file's size and mtime (``touch -r``) does not hide it."""
+    import os
+
+    secrets = task_secrets(GOOD)
+    base, root = tmp_path / "base", tmp_path / "rootfs"
+    for r in (base, root):
+        (r / "etc").mkdir(parents=True)
+    (base / "etc" / "motd").write_text("welcome 5004\n")  # chance: the base system says 5004 too
+    (root / "etc" / "motd").write_text("welcome 5004\n")
+    (base / "etc" / "issue").write_text("Debian 12.\n")
+    (root / "etc" / "issue").write_text("total=5004\n")  # same size as the base's
+    for r in (base, root):
+        for name in ("motd", "issue"):
+            os.utime(r / "etc" / name, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    found = scan_expected_values(root, GOOD, secrets, base=base)
+    assert [f.where for f in found] == ["/etc/issue:1"]
