@@ -1,8 +1,9 @@
 """Per-trial cost: the local backend against the bare script and Harbor's Docker environment, side by side.
 
 For each task, in one run on one machine:
-- bare: the oracle's solve.sh and the task's pytest file run directly on a copy of
-  the task's files (no sandbox, no Harbor): the work itself, the physical floor;
+- bare: the oracle's solve.sh and the task's own test.sh (its broker and the test users' processes) run with
+  ``chroot`` in an overlay of the task's built image (no container, no Harbor, no transfers): the work itself,
+  the physical floor;
 - local: a Harbor trial on ``--env local`` in-process (image cached): container
   start, oracle, tests upload, verifier, teardown;
 - docker: the same trial on Harbor's own docker environment (image cached), when a
@@ -16,6 +17,7 @@ Run: .venv/bin/python bench/trial_overhead.py [TASK ...]
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import subprocess
@@ -24,6 +26,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harbor.environments.definition import environment_content_hash  # noqa: E402
+
+from autoenv.sandbox.local.image import build_image  # noqa: E402
 from autoenv.trials.runner import quiet_harbor_logs, run_trial  # noqa: E402
 from bench._common import best_of, machine  # noqa: E402
 
@@ -32,23 +37,38 @@ DEFAULT = ["fix-median-bug", "log-parser-cli", "csv-statistic"]
 
 
 def bare(task: Path) -> None:
-    """solve.sh, then the task's own pytest file, on a private copy with /app rewritten."""
+    """solve.sh, then the task's own tests/test.sh (its broker, the grader's and nobody's processes included), run
+    with ``chroot`` in a throwaway overlay of the task's built image: the same programs and the same work as a
+    trial, without a container, Harbor or any transfer."""
+    image = asyncio.run(
+        build_image(task / "environment", key=environment_content_hash(task / "environment", docker_image=None))
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        app = Path(tmp) / "app"
-        shutil.copytree(task / "environment" / "app", app)
-        script = (task / "solution" / "solve.sh").read_text().replace("/app", str(app))
-        subprocess.run(["bash", "-c", script], check=True, capture_output=True, cwd=app)
-        tests = Path(tmp) / "tests"
-        tests.mkdir()
-        for test in (task / "tests").glob("test_*.py"):
-            (tests / test.name).write_text(test.read_text().replace("/app", str(app)))
-        out = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
-            capture_output=True,
-            text=True,
-            cwd=app,
-        )
-        assert out.returncode == 0, out.stdout[-500:]
+        root = Path(tmp)
+        upper, work, merged = root / "upper", root / "work", root / "merged"
+        for d in (upper, work, merged):
+            d.mkdir()
+        opts = f"lowerdir={image.rootfs},upperdir={upper},workdir={work}"
+        subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, str(merged)], check=True)
+        try:
+            subprocess.run(["mount", "-t", "proc", "proc", str(merged / "proc")], check=True)
+            subprocess.run(["mount", "--rbind", "/dev", str(merged / "dev")], check=True)
+            shutil.copytree(task / "tests", merged / "tests")
+            shutil.copytree(task / "solution", merged / "solution")
+            (merged / "logs" / "verifier").mkdir(parents=True, exist_ok=True)
+            env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
+            workdir = image.config.workdir or "/"
+
+            def inside(script: str) -> subprocess.CompletedProcess:
+                argv = ["chroot", str(merged), "sh", "-c", f"cd {workdir} && bash {script}"]
+                return subprocess.run(argv, capture_output=True, text=True, env=env)
+
+            inside("/solution/solve.sh")
+            out = inside("/tests/test.sh")
+            reward = (merged / "logs" / "verifier" / "reward.txt").read_text().strip()
+            assert reward == "1", (out.stdout + out.stderr)[-800:]
+        finally:
+            subprocess.run(["umount", "-R", "-l", str(merged)], check=False)
 
 
 def public_copy(task: Path, root: Path) -> Path:

@@ -137,6 +137,17 @@ def _seccomp() -> str:
     return f"{profile_path()} ({len(rules)} rules for Docker's default capabilities)"
 
 
+def _exec_helper() -> str:
+    """Every sandbox's PID 1 (autoenv/sandbox/local/exec_helper.c), compiled statically once per machine."""
+    from autoenv.sandbox.local.exec_helper import helper_binary
+
+    path = helper_binary()
+    head = path.read_bytes()[:65536]
+    if b"ld-linux" in head:
+        raise RuntimeError(f"{path} is dynamically linked: the C library's static archive is missing (libc6-dev)")
+    return f"{path} (static, {path.stat().st_size // 1024} KiB)"
+
+
 def _standin(ref: str) -> Callable[[], str]:
     def probe() -> str:
         from autoenv.sandbox.local.image import ensure_base, images_dir
@@ -238,6 +249,7 @@ def diagnose(
                 )
             )
         add(_timed("seccomp profile", _seccomp, fix="apt-get install -y golang-github-containers-common"))
+        add(_timed("exec helper builds", _exec_helper, fix=f"apt-get install -y gcc libc6-dev   (or: {SYSTEM_DEPS})"))
         add(_timed("runc answers", lambda: _run(["runc", "--version"]).splitlines()[0], fix="apt-get install -y runc"))
         add(
             _timed(

@@ -8,14 +8,17 @@ no mount is left behind. One test per attack class of issue 12.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import threading
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from autoenv.sandbox.local.environment import IMAGE_RECORD
 from autoenv.sandbox.local.image import cache_root
 from autoenv.sandbox.local.oci import DEFAULT_PIDS_LIMIT
 from autoenv.trials.runner import TrialOutcome, run_trial
@@ -40,18 +43,28 @@ def attack_log(outcome: TrialOutcome) -> str:
 
 
 def assert_contained(outcome: TrialOutcome) -> None:
-    """Reward not 1, no container process or cgroup left, no sandbox mount or folder left."""
+    """Reward not 1; within seconds of the trial's end (sandboxes are removed in the background) no process,
+    cgroup, mount or folder of either of its sandboxes is left."""
     assert outcome.reward != 1.0, f"reward forged: {outcome}\n{attack_log(outcome)}"
-    trial = Path(outcome.trial_dir).name
-    ours = str(cache_root() / "sandboxes" / trial[:30])
-    leftover_mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if ours in line]
-    assert not leftover_mounts, leftover_mounts
-    for base in (Path("/sys/fs/cgroup/pids/autoenv"), Path("/sys/fs/cgroup/autoenv")):
-        if base.is_dir():
-            assert not [p for p in base.iterdir() if p.name.startswith(trial[:30])], "a cgroup of the trial is left"
-    state = cache_root() / "sandboxes"
-    if state.is_dir():
-        assert not [p for p in state.iterdir() if p.name.startswith(trial[:30])], "the sandbox's folder is left"
+    record = json.loads((Path(outcome.trial_dir) / IMAGE_RECORD).read_text())
+    ids = record["sandboxes"]
+    assert ids, record
+
+    def leftovers() -> list[str]:
+        found = []
+        mounts = Path("/proc/mounts").read_text()
+        for sid in ids:
+            state = cache_root() / "sandboxes" / sid
+            found += [f"mount {line}" for line in mounts.splitlines() if str(state) in line]
+            found += [f"folder {state}"] if state.exists() else []
+            for base in (Path("/sys/fs/cgroup/pids/autoenv"), Path("/sys/fs/cgroup/autoenv")):
+                found += [f"cgroup {base / sid}"] if (base / sid).is_dir() else []
+        return found
+
+    deadline = time.monotonic() + 15
+    while leftovers() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not leftovers(), leftovers()
 
 
 def _chroot_escape(marker: Path, probe: Path) -> str:
@@ -152,6 +165,31 @@ unshare -m true 2>&1 && echo UNSHARED
     )
     assert all(not mask & CAP_SYS_ADMIN for mask in masks)
     assert "MOUNTED" not in log and "UNSHARED" not in log
+    assert_contained(outcome)
+
+
+def test_the_agent_attacks_its_own_exec_helper(tmp_path):
+    """PID 1 of the agent's sandbox is the exec helper that runs its commands and carries its files out. Root in
+    the sandbox signals it, tries to replace or unmount its program, then writes frames into its channel that
+    answer the host's next requests with "exit 0" and a reward.txt of 1. The trial must end, with reward 0 or a
+    sandbox fault, and the verifier's fresh sandbox must not be touched."""
+    from tests.redteam.test_agent_code_in_judge import FORGED_HELPER_FRAMES
+
+    forge = FORGED_HELPER_FRAMES + "import os\nos.write(os.open('/proc/1/fd/1', os.O_WRONLY), _forged)\n"
+    script = f"""
+kill -9 1; kill -STOP 1; kill -TERM 1
+cp /bin/sh /dev/autoenv-exec 2>/dev/null && echo REPLACED
+umount /dev/autoenv-exec 2>/dev/null && echo UNMOUNTED
+python3 - <<'EOF'
+{forge}
+EOF
+sleep 2
+"""
+    outcome = attack(tmp_path, script)
+    assert "REPLACED" not in attack_log(outcome) and "UNMOUNTED" not in attack_log(outcome)
+    assert outcome.reward in (0.0, None), outcome
+    if outcome.reward is None:  # the forged frames broke the agent's channel: a sandbox fault, said as such
+        assert outcome.error == "HelperGone" and "exec helper" in (outcome.error_message or ""), outcome
     assert_contained(outcome)
 
 

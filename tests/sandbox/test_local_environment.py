@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -171,8 +172,15 @@ def test_sandbox_root_is_removed_after_trial(make_task, trials_dir):
     before = set(os.listdir(cache_root() / "sandboxes")) if (cache_root() / "sandboxes").exists() else set()
     task = make_task("cleanup")
     run_trial(task, "oracle", trials_dir=trials_dir)
-    after = set(os.listdir(cache_root() / "sandboxes"))
+    # the trial waits for its sandboxes' processes to end, and leaves the removal to their reapers
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        after = set(os.listdir(cache_root() / "sandboxes"))
+        if not {n for n in after - before if n.startswith("cleanup__")}:
+            break
+        time.sleep(0.05)
     assert not {n for n in after - before if n.startswith("cleanup__")}
+    assert not [m for m in Path("/proc/mounts").read_text().splitlines() if "/sandboxes/cleanup__" in m]
 
 
 def test_sandbox_dies_with_a_killed_autoenv(tmp_path):

@@ -19,6 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+
+def cache_root() -> Path:
+    """Where the local backend keeps images, sandboxes' state and its exec helper (``AUTOENV_CACHE``)."""
+    root = os.environ.get("AUTOENV_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "autoenv")
+    return Path(root)
+
+
 RECENT_SEC = 3600.0
 LAST_USED = "last_used"
 

@@ -4,9 +4,11 @@ The container's root is an overlay of the image (read-only, shared by every
 sandbox of that image) and a writable layer of its own. The runtime does
 everything that isolates it (``pivot_root``, namespaces, cgroups, seccomp,
 capabilities, masked paths; see :mod:`autoenv.sandbox.local.oci`). autoenv
-never resolves a path of the sandbox on the host: commands run through
-``runtime exec`` and files travel as tar streams through it, so a symlink the
-policy planted can only point inside the sandbox.
+never resolves a path of the sandbox on the host: commands run through the
+sandbox's PID 1, a resident exec helper the runtime started with the
+container's confinement (one fork/exec per command instead of a ``runtime
+exec``), and files travel as tar streams through it, so a symlink the policy
+planted can only point inside the sandbox.
 
 A small *reaper* process holds a pipe from the autoenv process that started
 the sandbox. When that process ends, however it ends (SIGKILL included), the
@@ -20,21 +22,25 @@ import asyncio
 import io
 import json
 import os
+import select
 import shlex
 import shutil
 import signal
 import subprocess
 import tarfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autoenv.errors import SandboxFault
 from autoenv.sandbox.local import oci
+from autoenv.sandbox.local.exec_helper import HELPER_MOUNT, ExecChannel, helper_binary
 from autoenv.sandbox.toolbox import TOOLBOX_MOUNT, host_busybox_or_none
 
-#: The container's PID 1: waits forever and reaps orphans (dash's ``wait`` reaps any child).
-INIT_ARGS = ["/bin/sh", "-c", "trap '' TERM INT HUP; while :; do sleep 3600 & wait; done"]
+#: The container's PID 1: the resident exec helper (:mod:`autoenv.sandbox.local.exec_helper`), which runs every
+#: command of the sandbox and reaps orphans.
+INIT_ARGS = [HELPER_MOUNT]
 
 
 RUNTIMES = ("runc", "runsc")
@@ -113,6 +119,7 @@ class Container:
         self._slirp: subprocess.Popen | None = None
         self._reaper: subprocess.Popen | None = None
         self._users: dict[str, tuple[int, int, tuple[int, ...]]] = {}
+        self._channel: ExecChannel | None = None
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -143,6 +150,7 @@ class Container:
                 ]
             )
             etc = self._write_etc_files()
+            etc[HELPER_MOUNT] = helper_binary()
             if (busybox := host_busybox_or_none()) is not None:  # validation's tools (autoenv.sandbox.toolbox)
                 etc[TOOLBOX_MOUNT] = busybox
             config = oci.spec(
@@ -156,30 +164,39 @@ class Container:
             )
             (self.state_dir / "config.json").write_text(json.dumps(config))
             pid_file = self.state_dir / "init.pid"
-            with open(self.state_dir / "runtime.log", "w") as log:
-                result = subprocess.run(
-                    [
-                        *self._runtime,
-                        "run",
-                        "--detach",
-                        "--pid-file",
-                        str(pid_file),
-                        "--bundle",
-                        str(self.state_dir),
-                        self.id,
-                    ],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    timeout=timeout,
-                    cwd="/",
-                )
+            # the helper's channel: the pipe pair a detached container's init keeps as its stdin and stdout
+            helper_in, to_helper = os.pipe()
+            from_helper, helper_out = os.pipe()
+            try:
+                with open(self.state_dir / "runtime.log", "w") as log:
+                    result = subprocess.run(
+                        [
+                            *self._runtime,
+                            "run",
+                            "--detach",
+                            "--pid-file",
+                            str(pid_file),
+                            "--bundle",
+                            str(self.state_dir),
+                            self.id,
+                        ],
+                        stdin=helper_in,
+                        stdout=helper_out,
+                        stderr=log,
+                        timeout=timeout,
+                        cwd="/",
+                    )
+            finally:
+                os.close(helper_in)
+                os.close(helper_out)
+            self._channel = ExecChannel(to_helper, from_helper, self.id)
             if result.returncode != 0:
                 raise SandboxError(
                     f"{self.config.runtime} could not start the sandbox: "
                     f"{(self.state_dir / 'runtime.log').read_text().strip()[-2000:]}"
                 )
             self._init_pid = int(pid_file.read_text())
+            self._channel.wait_ready(timeout)
             if self.config.network:
                 self._start_slirp()
         except BaseException:
@@ -260,25 +277,45 @@ class Container:
             cwd="/",
         )
 
-    def stop(self) -> None:
-        """Kill every process, remove the container, its mounts and its writable layer."""
-        subprocess.run(
-            ["/bin/sh", "-c", self._cleanup_script()],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd="/",
-        )
+    def stop(self, *, wait: bool = True) -> None:
+        """Kill every process, remove the container, its mounts and its writable layer.
+
+        Every process of the sandbox is dead when this returns: closing the helper's channel ends the container's
+        init, and the kernel kills the rest of its PID namespace with it. With ``wait=False`` the removal (runtime
+        state, mounts, writable layer: ~50 ms of ``runc delete`` and ``umount``) is left to the sandbox's reaper,
+        which runs it in the background, so that a trial does not wait for it."""
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            channel.close()
+            if self._init_pid is not None:
+                _wait_gone(self._init_pid, timeout=5.0)
         if self._slirp is not None:
+            self._slirp.kill()
             self._slirp.wait()
             self._slirp = None
-        if self._reaper is not None:
-            self._reaper.kill()
-            self._reaper.wait()
-            if self._reaper.stdin:
-                self._reaper.stdin.close()
-            self._reaper = None
+        reaper, self._reaper = self._reaper, None
+        if not wait and reaper is not None and reaper.stdin is not None and reaper.poll() is None:
+            reaper.stdin.close()  # the reaper's `cat` returns and it runs the cleanup script
+            threading.Thread(target=reaper.wait, name=f"reaper-{self.id}", daemon=True).start()
+        else:
+            subprocess.run(
+                ["/bin/sh", "-c", self._cleanup_script()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+            )
+            if reaper is not None:
+                reaper.kill()
+                reaper.wait()
+                if reaper.stdin:
+                    reaper.stdin.close()
         self._init_pid = None
+
+    def alive(self) -> bool:
+        """Its init (the exec helper) still runs and answers."""
+        channel, pid = self._channel, self._init_pid
+        return channel is not None and channel.alive and pid is not None and Path(f"/proc/{pid}").exists()
 
     def processes(self) -> list[int]:
         return _cgroup_procs(self.cgroups_path)
@@ -333,45 +370,24 @@ class Container:
         timeout: float | None = None,
         stdin: bytes | None = None,
     ) -> tuple[int, bytes, bytes]:
-        """``runtime exec``: exit code and raw output; on a timeout or cancellation, what it started is killed."""
+        """``argv`` in the container, started by its exec helper with the container's environment (``env`` on
+        top, as ``runtime exec --env``): exit code and raw output; on a timeout or cancellation, what it started
+        is killed."""
+        channel = self._channel
+        if channel is None:
+            raise SandboxError(f"sandbox {self.id} is not running")
         uid, gid, groups = await self.resolve_user(user)
-        cmd = [*self._runtime, "exec", "--user", f"{uid}:{gid}", "--cwd", cwd or "/"]
-        for g in groups:
-            cmd += ["--additional-gids", str(g)]
-        for k, v in (env or {}).items():
-            cmd += ["--env", f"{k}={v}"]
-        cmd += [self.id, *argv]
-        proc = await asyncio.create_subprocess_exec(
-            *cmd,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd="/",
+        call = channel.run(
+            argv, uid=uid, gid=gid, groups=groups, cwd=cwd or "/", env={**self.config.env, **(env or {})}, stdin=stdin
         )
         try:
-            out, err = (
-                await asyncio.wait_for(proc.communicate(stdin), timeout=timeout)
-                if timeout
-                else await proc.communicate(stdin)
-            )
+            return await (asyncio.wait_for(call, timeout=timeout) if timeout else call)
         except TimeoutError:
-            await self._abandon(proc)
+            await asyncio.to_thread(self.kill_processes)
             raise CommandTimeout(f"Command timed out after {timeout} seconds") from None
-        except BaseException:  # cancelled (the agent's timeout) or interrupted
-            await self._abandon(proc)
+        except asyncio.CancelledError:  # cancelled (the agent's timeout) or interrupted
+            await asyncio.to_thread(self.kill_processes)
             raise
-        return (proc.returncode if proc.returncode is not None else -1), out, err
-
-    async def _abandon(self, proc: asyncio.subprocess.Process) -> None:
-        await asyncio.to_thread(self.kill_processes)
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=5)
-        except (TimeoutError, asyncio.CancelledError):
-            pass
 
     # -- files: tar streams through the runtime ---------------------------------------
 
@@ -410,6 +426,18 @@ def pack(source: Path, arcname: str) -> bytes:
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         tar.add(source, arcname=arcname, filter=owned_by_root)
     return buffer.getvalue()
+
+
+def _wait_gone(pid: int, timeout: float) -> None:
+    """Wait for a process that is not our child to end (its pidfd becomes readable when it does)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:  # already gone
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
 
 
 def runtime_problem(runtime: str = "runc") -> str | None:

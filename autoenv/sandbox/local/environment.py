@@ -25,7 +25,7 @@ from harbor.environments.definition import environment_content_hash
 from harbor.environments.tar_transfer import extract_dir
 from harbor.models.trial.paths import EnvironmentPaths
 
-from autoenv.sandbox.local import oci
+from autoenv.sandbox.local import oci, spares
 from autoenv.sandbox.local.container import RUNTIMES, Container, ContainerConfig, SandboxError, pack, runtime_problem
 from autoenv.sandbox.local.image import BuildError, Image, build_image, cache_root
 
@@ -91,23 +91,25 @@ class LocalEnvironment(BaseEnvironment):
             )
         except BuildError as exc:
             raise SandboxBuildFailedError(str(exc)) from exc
-        self._record_image()
         cpus = self._effective_cpus
-        container_id = f"{self.session_id[:40]}-{uuid.uuid4().hex[:8]}".replace("/", "-")
-        self._container = Container(
-            container_id,
-            cache_root() / "sandboxes" / container_id,
-            ContainerConfig(
-                rootfs=self._image.rootfs,
-                env={**BASE_ENV, **self._image.config.env, "HOSTNAME": self._hostname()},
-                hostname=self._hostname(),
-                network=not self._network_disabled,
-                resources=oci.Resources(memory_mb=self._effective_memory_mb, cpus=float(cpus) if cpus else None),
-                storage_mb=self._effective_storage_mb,
-                runtime=self._runtime,
-            ),
+        config = ContainerConfig(
+            rootfs=self._image.rootfs,
+            env={**BASE_ENV, **self._image.config.env, "HOSTNAME": self._hostname()},
+            hostname=self._hostname(),
+            network=not self._network_disabled,
+            resources=oci.Resources(memory_mb=self._effective_memory_mb, cpus=float(cpus) if cpus else None),
+            storage_mb=self._effective_storage_mb,
+            runtime=self._runtime,
         )
-        await asyncio.to_thread(self._container.start)
+        if force_build:
+            spares.discard(config)
+        container = spares.take(config)  # a sandbox of this configuration started ahead, if there is one
+        if container is None:
+            container_id = f"{self.session_id[:40]}-{uuid.uuid4().hex[:8]}".replace("/", "-")
+            container = Container(container_id, cache_root() / "sandboxes" / container_id, config)
+            await asyncio.to_thread(container.start)
+        self._container = container
+        self._record_image()
         # Docker creates a missing WORKDIR when the container starts; Docker providers get the log
         # folders from their compose mounts, and Harbor's agents and verifier expect them to exist
         # and be writable by any task user. One exec, inside the sandbox (never a host path).
@@ -137,11 +139,16 @@ class LocalEnvironment(BaseEnvironment):
             "image": self._image.config.image,
             "runtime": self._runtime,
             "substitutions": [s.model_dump() for s in self._image.config.substitutions],
+            "sandboxes": [self._container.id] if self._container is not None else [],
         }
+        path = self.trial_paths.trial_dir / IMAGE_RECORD
         try:
+            # the agent's sandbox and the verifier's write one record: each adds its sandbox's id
+            earlier = json.loads(path.read_text()).get("sandboxes", []) if path.is_file() else []
+            record["sandboxes"] = [*earlier, *(i for i in record["sandboxes"] if i not in earlier)]
             self.trial_paths.trial_dir.mkdir(parents=True, exist_ok=True)
-            (self.trial_paths.trial_dir / IMAGE_RECORD).write_text(json.dumps(record, indent=2))
-        except OSError:
+            path.write_text(json.dumps(record, indent=2))
+        except (OSError, ValueError):
             pass
         for sub in self._image.config.substitutions:
             self.logger.info(f"base image stand-in: {sub.note}")
@@ -150,7 +157,8 @@ class LocalEnvironment(BaseEnvironment):
         if self._container is None:
             return
         container, self._container = self._container, None
-        await asyncio.to_thread(container.stop)
+        # every process is dead when stop returns; the reaper removes the rest in the background
+        await asyncio.to_thread(container.stop, wait=False)
 
     # -- commands ------------------------------------------------------------------
 

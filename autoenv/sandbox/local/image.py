@@ -34,6 +34,7 @@ from rich.console import Console
 from autoenv.errors import BuildError, MachineError
 from autoenv.sandbox.local import cache as image_cache
 from autoenv.sandbox.local import standins
+from autoenv.sandbox.local.cache import cache_root
 from autoenv.sandbox.local.standins import Substitution
 
 BUILDER_VERSION = "3"
@@ -57,11 +58,6 @@ class Image:
         self.directory = directory
         self.config = config
         self.rootfs = rootfs
-
-
-def cache_root() -> Path:
-    root = os.environ.get("AUTOENV_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "autoenv")
-    return Path(root)
 
 
 def images_dir() -> Path:
