@@ -16,7 +16,11 @@ valid-environment rate with 95% Wilson intervals per proposer method (prompt, fe
 Fig. 4), from ``--method-attempts`` attempts of each with the untrained proposer. ``autoenv report
 --db OUT/dynamics.db`` draws the same as figures.
 
-Run: .venv/bin/python bench/flywheel_dynamics.py [--steps 6] [--out runs/bench-dynamics]
+With ``--seeds N`` every arm runs on N seeds (a fresh benchmark draw and static set per seed, the proposals'
+and rollouts' randomness per seed), and the summary gives per step the mean benchmark and useful-group rate with
+a 95% t-interval, then the flywheel minus each baseline, paired by seed, with its interval.
+
+Run: .venv/bin/python bench/flywheel_dynamics.py [--steps 6] [--seeds 5] [--out runs/bench-dynamics]
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from autoenv.proposer.models import SeedCase  # noqa: E402
 from autoenv.report.build import valid_rates  # noqa: E402
 from autoenv.store.db import Store  # noqa: E402
 from autoenv.trials.runner import quiet_harbor_logs  # noqa: E402
+from autoenv.validate.stats import mean_interval  # noqa: E402
 from bench._common import machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,7 +62,7 @@ def generated_set(root: Path, cases: list[SeedCase], *, per_case: int, seed: int
 
 
 def run_configs(
-    out: Path, steps: int, seeds: Path, benchmark: Path, static: Path, benchmark_rollouts: int
+    out: Path, steps: int, seeds: Path, benchmark: Path, static: Path, benchmark_rollouts: int, seed: int = 0
 ) -> dict[str, FlywheelConfig]:
     common = dict(
         steps=steps,
@@ -73,11 +78,13 @@ def run_configs(
         benchmark_rollouts=benchmark_rollouts,
         n_concurrent=2,
         out_dir=out / "runs",
+        seed=seed,
     )
+    suffix = f"-s{seed}" if seed else ""  # the report draws runs named NAME-sK as one band per NAME
     return {
-        "autoenv": FlywheelConfig(run="autoenv", **common),
-        "static": FlywheelConfig(run="static", static_dir=static, **common),
-        "proposer-off": FlywheelConfig(run="proposer-off", proposer_training=False, **common),
+        "autoenv": FlywheelConfig(run=f"autoenv{suffix}", **common),
+        "static": FlywheelConfig(run=f"static{suffix}", static_dir=static, **common),
+        "proposer-off": FlywheelConfig(run=f"proposer-off{suffix}", proposer_training=False, **common),
     }
 
 
@@ -125,9 +132,80 @@ def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def fmt_ci(values: list[float]) -> str:
+    if not values:
+        return "-"
+    mean, low, high = mean_interval(values)
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}]" if len(values) > 1 else f"{mean:.2f}"
+
+
+def run_seed(args: argparse.Namespace, cases: list[SeedCase], store: Store, seed: int) -> dict[str, list]:
+    """Every arm on one seed: its own benchmark draw and static set, the arms' run names suffixed -sK."""
+    out = args.out if args.seeds == 1 else args.out / f"seed-{seed}"
+    seeds_dir = out / "seed_cases"
+    seeds_dir.mkdir(parents=True, exist_ok=True)
+    for case in cases:
+        case.dump(seeds_dir / f"{case.id}.yaml")
+    benchmark = generated_set(out / "benchmark", cases, per_case=4, seed=1000 + seed)
+    static = generated_set(out / "static", cases, per_case=4, seed=2000 + seed, level=1)
+    if seed == 0:
+        print(
+            f"seed cases: {', '.join(SEEDS)}; benchmark: {len(list(benchmark.iterdir()))} held-out tasks x "
+            f"{args.benchmark_rollouts} rollouts (a fresh draw per seed); static set: {len(list(static.iterdir()))} "
+            f"tasks"
+        )
+    configs = run_configs(out, args.steps, seeds_dir, benchmark, static, args.benchmark_rollouts, seed=seed)
+    reports = {}
+    for name in args.runs.split(","):
+        started = time.monotonic()
+        reports[name] = asyncio.run(Flywheel(configs[name], store, progress=lambda e, d: None).run())
+        minutes = (time.monotonic() - started) / 60
+        print(f"\n== {configs[name].run} ({minutes:.1f} min)")
+        print(f"{'step':>4} {'policy':>8} {'benchmark':>9} {'useful':>6} {'collect s':>9} {'valid':>5} {'accepted':>8}")
+        for r in reports[name]:
+            print(
+                f"{r.step:>4} {f'v{r.policy_version_in}->v{r.policy_version_out}':>8} {fmt(r.benchmark_score):>9} "
+                f"{fmt(r.useful_group_rate):>6} "
+                f"{fmt(r.collect_sec, 1):>9} {fmt(r.proposer_valid_rate):>5} {r.accepted:>8}",
+                flush=True,
+            )
+        rows = store.attempts(configs[name].run)
+        if rows:
+            print(f"proposer valid rate over the run {len([r for r in rows if r['valid']])}/{len(rows)}")
+    return reports
+
+
+def summarise(results: dict[str, list[list]], steps: int) -> None:
+    """Per step, the mean over seeds with its 95% interval; then the flywheel against each baseline."""
+    n = len(next(iter(results.values())))
+    print(f"\n== over {n} seed(s): mean [95% t-interval] per step")
+    for field, title in (("benchmark_score", "benchmark"), ("useful_group_rate", "useful-group rate")):
+        print(f"\n{title}")
+        print(f"{'step':>4} " + " ".join(f"{name:>20}" for name in results))
+        for step in range(steps):
+            cells = []
+            for per_seed in results.values():
+                values = [getattr(r[step], field) for r in per_seed if len(r) > step]
+                cells.append(fmt_ci([v for v in values if v is not None]))
+            print(f"{step:>4} " + " ".join(f"{c:>20}" for c in cells))
+    if "autoenv" not in results:
+        return
+    late = range(max(0, steps - 2), steps)  # the last two steps: one noisy benchmark draw weighs less
+    print(f"\nflywheel minus baseline, benchmark score, paired by seed (mean [95% t-interval] over {n} seed(s))")
+    for base in (b for b in results if b != "autoenv"):
+        last = [a[-1].benchmark_score - b[-1].benchmark_score for a, b in zip(results["autoenv"], results[base])]
+        tail = [
+            sum(a[s].benchmark_score - b[s].benchmark_score for s in late) / len(late)
+            for a, b in zip(results["autoenv"], results[base])
+        ]
+        steps_seen = f"{late.start}-{late.stop - 1}"
+        print(f"  vs {base:<13} final step {fmt_ci(last):>22}   mean of steps {steps_seen} {fmt_ci(tail):>22}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--seeds", type=int, default=1, help="repeat every arm on this many seeds (0..N-1)")
     parser.add_argument("--out", type=Path, default=REPO / "runs" / "bench-dynamics")
     parser.add_argument("--benchmark-rollouts", type=int, default=2)
     parser.add_argument("--method-attempts", type=int, default=4, help="attempts per proposer method (0: skip)")
@@ -138,33 +216,15 @@ def main() -> None:
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)
     cases = [SeedCase.load(REPO / "examples" / "seed_cases" / f"{name}.yaml") for name in SEEDS]
-    seeds = args.out / "seed_cases"
-    seeds.mkdir()
-    for case in cases:
-        case.dump(seeds / f"{case.id}.yaml")
-    benchmark = generated_set(args.out / "benchmark", cases, per_case=4, seed=1000)
-    static = generated_set(args.out / "static", cases, per_case=4, seed=2000, level=1)
     store = Store(args.out / "dynamics.db")
     print(f"machine: {machine()}")
-    print(
-        f"seed cases: {', '.join(SEEDS)}; benchmark: {len(list(benchmark.iterdir()))} held-out tasks x "
-        f"{args.benchmark_rollouts} rollouts; "
-        f"static set: {len(list(static.iterdir()))} tasks"
-    )
-    configs = run_configs(args.out, args.steps, seeds, benchmark, static, args.benchmark_rollouts)
-    timings = {}
-    for name in args.runs.split(","):
-        started = time.monotonic()
-        reports = asyncio.run(Flywheel(configs[name], store, progress=lambda e, d: None).run())
-        timings[name] = time.monotonic() - started
-        print(f"\n== {name} ({timings[name] / 60:.1f} min)")
-        print(f"{'step':>4} {'policy':>8} {'benchmark':>9} {'useful':>6} {'collect s':>9} {'valid':>5} {'accepted':>8}")
-        for r in reports:
-            print(
-                f"{r.step:>4} {f'v{r.policy_version_in}->v{r.policy_version_out}':>8} {fmt(r.benchmark_score):>9} "
-                f"{fmt(r.useful_group_rate):>6} "
-                f"{fmt(r.collect_sec, 1):>9} {fmt(r.proposer_valid_rate):>5} {r.accepted:>8}"
-            )
+    started = time.monotonic()
+    results: dict[str, list[list]] = {name: [] for name in args.runs.split(",")}
+    for seed in range(args.seeds):
+        for name, reports in run_seed(args, cases, store, seed).items():
+            results[name].append(reports)
+    print(f"\nall arms on {args.seeds} seed(s): {(time.monotonic() - started) / 60:.1f} min")
+    summarise(results, args.steps)
     if args.method_attempts:
         started = time.monotonic()
         asyncio.run(method_attempts(store, cases, args.out, args.method_attempts))
@@ -176,11 +236,6 @@ def main() -> None:
                 f"{row['method']:>9}: {row['valid']}/{row['n']} = {row['rate']:.2f}  95% CI [{row['low']:.2f}, "
                 f"{row['high']:.2f}]"
             )
-    for name in timings:
-        rows = store.attempts(name)
-        if rows:
-            valid = [r for r in rows if r["valid"]]
-            print(f"{name}: proposer valid rate over the run {len(valid)}/{len(rows)}")
     print(f"\nstore: {store.url}  (autoenv report --db {args.out / 'dynamics.db'} --out {args.out / 'report'})")
 
 

@@ -48,6 +48,7 @@ def flywheel(
     env: Annotated[str, option(C, "env")] = default(C, "env"),
     ray: Annotated[str | None, option(C, "ray", "--ray")] = default(C, "ray"),
     n_concurrent: Annotated[int, option(C, "n_concurrent", "-n", min=1)] = default(C, "n_concurrent"),
+    seed: Annotated[int, option(C, "seed", min=0)] = default(C, "seed"),
     min_accepted: Annotated[
         int,
         typer.Option(
@@ -84,6 +85,7 @@ def flywheel(
         env=env,
         ray=ray,
         n_concurrent=n_concurrent,
+        seed=seed,
         out_dir=out,
         benchmark_tasks=benchmark_tasks,
         benchmark_rollouts=benchmark_rollouts,

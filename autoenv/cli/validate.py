@@ -97,6 +97,14 @@ def validate(
             "--strict", help="Warnings (lint style, unpinned versions, unknown fields) make a task invalid too."
         ),
     ] = False,
+    all_checks: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Run every check even after one failed (by default validation stops once the cheaper checks "
+            "find an error: structure, build, then the reference solution and doing nothing, then the rest).",
+        ),
+    ] = False,
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -138,6 +146,7 @@ def validate(
         trials_dir=trials_dir,
         oracle=not no_oracle,
         strict=strict,
+        all_checks=all_checks,
     )
     if path.is_dir() and not is_task_dir(path):  # a dataset folder: an audit
         _audit(path, tasks, jobs=n_concurrent, ray_address=ray_address, db=db, json_out=json_out, **settings)

@@ -114,6 +114,12 @@ class FlywheelConfig(BaseModel):
     proposer_training: bool = Field(
         default=True, description="on: train the policy on proposer episodes too; off: baseline without."
     )
+    seed: int = Field(
+        default=0,
+        ge=0,
+        description="Seed of the proposals' randomness (rollouts are seeded by run name, step and task): runs that "
+        "differ only in seed and run name are repeats of one experiment.",
+    )
     trainer: str = Field(
         default="export",
         description="Training backend spec: export (batches for external trainers), trl or table[:lr=...].",
@@ -435,6 +441,7 @@ class Flywheel:
             out_dir=self.out / "tasks",
             workspace=self.out / "workspace",
             options=options,
+            seed=self.config.seed,
             on_case=lambda case: self.progress("propose", {"seed_case": case.id, "method": self.config.method}),
         )
 

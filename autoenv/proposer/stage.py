@@ -37,10 +37,12 @@ async def propose_step(
     out_dir: Path,
     workspace: Path,
     options: dict[str, Any],
+    seed: int = 0,
     on_case: Callable[[SeedCase], None] | None = None,
 ) -> list[AttemptRecord]:
     """Propose once from each of ``cases`` with ``options`` (:class:`~autoenv.proposer.models.ProposeOptions`
-    fields; the seed is ``step * 1000 + index``), and record every attempt and task in the store."""
+    fields; the attempt's seed is ``seed * 1_000_000 + step * 1000 + index``), and record every attempt and task
+    in the store."""
     records: list[AttemptRecord] = []
     done = {a["attempt_key"] for a in store.attempts(run, step)}
     for index, case in enumerate(cases):
@@ -50,7 +52,12 @@ async def propose_step(
         if on_case is not None:
             on_case(case)
         summary = await propose_async(
-            case, out_dir=out_dir, workspace=workspace, attempts=1, seed=step * 1000 + index, **options
+            case,
+            out_dir=out_dir,
+            workspace=workspace,
+            attempts=1,
+            seed=seed * 1_000_000 + step * 1000 + index,
+            **options,
         )
         for record in summary.records:
             records.append(record)

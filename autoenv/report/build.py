@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -20,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from autoenv.store.db import Store  # noqa: E402
-from autoenv.validate.stats import wilson_interval  # noqa: E402
+from autoenv.validate.stats import mean_interval, wilson_interval  # noqa: E402
 from autoenv.vocab import Method  # noqa: E402
 
 METHODS = tuple(Method)
@@ -124,7 +125,26 @@ def plot_accepted(rows, out: Path) -> str:
     return _save(fig, out, "accepted_by_method.png")
 
 
+def seed_groups(runs: list[str]) -> dict[str, list[str]]:
+    """Runs named ``NAME-sK`` (``bench/flywheel_dynamics.py --seeds``) are repeats of run ``NAME`` (seed 0) on
+    seed K, when ``NAME`` or another ``NAME-sJ`` is there too; every other run stands alone."""
+    names = set(runs)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for run in runs:
+        m = re.fullmatch(r"(.+)-s\d+", run)
+        base = m.group(1) if m else run
+        siblings = [r for r in names if r != run and (r == base or re.fullmatch(re.escape(base) + r"-s\d+", r))]
+        groups[base if m and siblings else run].append(run)
+    return dict(groups)
+
+
 def plot_training(steps: list[dict[str, Any]], out: Path) -> str:
+    return _save(training_figure(steps), out, "training_curves.png")
+
+
+def training_figure(steps: list[dict[str, Any]]):
+    """Four panels over training steps, one line per run; repeats of a run over seeds (``seed_groups``) are
+    drawn as their mean with a shaded 95% interval."""
     fig, axes = plt.subplots(2, 2, figsize=(10, 6))
     panels = (
         ("useful_group_rate", "useful-group rate"),
@@ -135,17 +155,33 @@ def plot_training(steps: list[dict[str, Any]], out: Path) -> str:
     by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in steps:
         by_run[s["run"]].append(s)
+    repeats = seed_groups(list(by_run))
     for ax, (field, title) in zip(axes.flat, panels):
-        for run, rows in sorted(by_run.items()):
-            xs = [r["step"] for r in rows if r[field] is not None]
-            ys = [r[field] for r in rows if r[field] is not None]
-            if xs:
-                ax.plot(xs, ys, marker="o", label=run)
+        for name, runs in sorted(repeats.items()):
+            if len(runs) == 1:
+                rows = by_run[runs[0]]
+                xs = [r["step"] for r in rows if r[field] is not None]
+                ys = [r[field] for r in rows if r[field] is not None]
+                if xs:
+                    ax.plot(xs, ys, marker="o", label=runs[0])
+                continue
+            # repeats of one experiment over seeds: the mean, and a band for its 95% t-interval
+            per_step: dict[int, list[float]] = defaultdict(list)
+            for run in runs:
+                for r in by_run[run]:
+                    if r[field] is not None:
+                        per_step[r["step"]].append(r[field])
+            xs = sorted(per_step)
+            if not xs:
+                continue
+            bands = [mean_interval(per_step[x]) for x in xs]
+            line = ax.plot(xs, [b[0] for b in bands], marker="o", label=f"{name} ({len(runs)} seeds)")[0]
+            ax.fill_between(xs, [b[1] for b in bands], [b[2] for b in bands], color=line.get_color(), alpha=0.2)
         ax.set_title(title)
         ax.set_xlabel("training step")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
-    return _save(fig, out, "training_curves.png")
+    return fig
 
 
 def plot_course(attempts: list[dict[str, Any]], out: Path) -> str | None:

@@ -1,4 +1,4 @@
-"""Confidence intervals for pass rates measured from a handful of rollouts.
+"""Confidence intervals for pass rates measured from a handful of rollouts, and for means over a few seeds.
 
 Calibration decides from K of 8-64 rollouts whether a task sits in the band
 where RL learns anything. A normal-approximation interval is useless there
@@ -29,3 +29,20 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == trials else min(1.0, centre + half)
     return low, high
+
+
+#: Two-sided 95% quantiles of Student's t by degrees of freedom (a mean over 2-11 seeds); beyond, the normal one.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def mean_interval(values: list[float]) -> tuple[float, float, float]:
+    """Mean of ``values`` and its 95% t-interval (both ends are the mean for a single value)."""
+    if not values:
+        raise ValueError("no values")
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, mean, mean
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = T95.get(n - 1, Z95) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half

@@ -70,11 +70,16 @@ class ValidationSettings(BaseModel):
     strict: bool = Field(
         default=False, description="warnings (style, unpinned versions, unknown fields) make a task invalid too"
     )
+    all_checks: bool = Field(
+        default=False,
+        description="run every check even after one failed (default: stop once the cheap checks find an error)",
+    )
 
     def key(self) -> str:
         return (
             f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g};"
-            f"oracle={int(self.oracle)};strict={int(self.strict)};checks={checks.CHECKS_VERSION}"
+            f"oracle={int(self.oracle)};strict={int(self.strict)};all={int(self.all_checks)};"
+            f"checks={checks.CHECKS_VERSION}"
         )
 
     def may_not_run(self) -> frozenset[str]:
@@ -187,15 +192,26 @@ async def avalidate_task(
     n_concurrent: int = 2,
     oracle: bool = True,
     strict: bool = False,
+    all_checks: bool = False,
 ) -> ValidationReport:
-    """Run every check that can run on one task (or return the recorded verdict for the same content).
+    """Run the checks on one task (or return the recorded verdict for the same content).
 
-    ``oracle=False`` validates without the reference solution (datasets that ship none): the checks
-    that need it are reported as not run and do not make the task invalid. ``strict``: warnings count.
+    The checks run cheapest first and stop at the first stage that finds an error (structure; the build; the
+    reference solution, determinism and doing nothing; then the adversary, the partial solution and the leak scan
+    for expected values): a rejected task costs what its rejection costs. ``all_checks`` runs every check anyway
+    (a full report, e.g. to compare with a reviewer's labels). ``oracle=False`` validates without the reference
+    solution (datasets that ship none): the checks that need it are reported as not run and do not make the task
+    invalid. ``strict``: warnings count.
     """
     task_dir = Path(path).resolve()
     settings = ValidationSettings(
-        env=env, repeats=repeats, threshold=threshold, timeout_margin=timeout_margin, oracle=oracle, strict=strict
+        env=env,
+        repeats=repeats,
+        threshold=threshold,
+        timeout_margin=timeout_margin,
+        oracle=oracle,
+        strict=strict,
+        all_checks=all_checks,
     )
     started_at, started = datetime.now(UTC), time.monotonic()
     results: dict[str, CheckResult] = {}
@@ -226,6 +242,8 @@ async def avalidate_task(
         task = Task(task_dir)
     except Exception:  # noqa: BLE001 - the structure check has said why
         return _finish(task_dir, task_dir.name, content_hash, settings, results, started_at, started, record=record)
+    if not results["structure"].passed and not all_checks:
+        return _finish(task_dir, task.name, content_hash, settings, results, started_at, started, record=record)
     if not task.paths.test_path.is_file() or task.config.steps:
         why = (
             "no verifier script to run"
@@ -253,32 +271,42 @@ async def avalidate_task(
                 None, instruction_findings, image_note="the environment did not build", task_dir=task_dir
             )
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
+        scan_started = time.monotonic()
         image_findings = await asyncio.to_thread(scan_tree, image.rootfs, secrets)
+        scan_sec = time.monotonic() - scan_started
+    else:
+        scan_sec = 0.0
 
-    # 3-7. all trials at once
+    # 3-7. the trials, in two stages: the reference solution (x repeats) and doing nothing reject most bad tasks;
+    # the adversary and the partial solution run only when those pass (all of them together with all_checks)
     trials_root = Path(trials_dir or default_trials_dir()).resolve() / f"{task_dir.name}-{content_hash[:8]}"
     n_oracle = repeats if run_oracle else 0
-    jobs: list[tuple[Path, str, dict[str, Any]]] = [(task_dir, ORACLE, {}) for _ in range(n_oracle)]
-    jobs += [(task_dir, NOP, {}), (task_dir, ADVERSARY, {})]
-    if run_oracle:
-        jobs.append((task_dir, PARTIAL, {"task_dir": str(task_dir)}))
+    first: list[tuple[Path, str, dict[str, Any]]] = [(task_dir, ORACLE, {}) for _ in range(n_oracle)]
+    first.append((task_dir, NOP, {}))
     if env != "local":
-        jobs.append((task_dir, SCANNER, {}))
-    outcomes = await runner.arun_many(jobs, n_concurrent=n_concurrent, env=env, trials_dir=trials_root)
-    unsupported = next((o for o in outcomes if o.error == "backend_unsupported"), None)
-    if unsupported is not None:  # not a verdict on the task: nothing can run it here
-        raise BackendUnsupported(unsupported.error_message or f"the {env} backend cannot run {task_dir.name}")
-    oracle_runs, nop, adversary = outcomes[:n_oracle], outcomes[n_oracle], outcomes[n_oracle + 1]
-    partial = outcomes[n_oracle + 2] if run_oracle else None
+        first.append((task_dir, SCANNER, {}))
+    second: list[tuple[Path, str, dict[str, Any]]] = [(task_dir, ADVERSARY, {})]
+    if run_oracle:
+        second.append((task_dir, PARTIAL, {"task_dir": str(task_dir)}))
+
+    async def trials(jobs: list[tuple[Path, str, dict[str, Any]]]) -> list[runner.TrialOutcome]:
+        done = await runner.arun_many(jobs, n_concurrent=n_concurrent, env=env, trials_dir=trials_root)
+        unsupported = next((o for o in done if o.error == "backend_unsupported"), None)
+        if unsupported is not None:  # not a verdict on the task: nothing can run it here
+            raise BackendUnsupported(unsupported.error_message or f"the {env} backend cannot run {task_dir.name}")
+        return done
+
+    outcomes = await trials(first + second if all_checks else first)
+    oracle_runs, nop = outcomes[:n_oracle], outcomes[n_oracle]
 
     if env != "local":
+        scan = outcomes[n_oracle + 1]
         results["build"] = checks.check_build_from_trials(outcomes, task.config.environment.build_timeout_sec)
         if not results["build"].passed:
             results["leakage"] = checks.check_leakage(
                 None, instruction_findings, image_note="the environment did not build", task_dir=task_dir
             )
             return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
-        scan = outcomes[-1]
         try:
             image_findings = scan_extracted(Path(scan.trial_dir), secrets)
         except (FileNotFoundError, OSError) as exc:
@@ -286,12 +314,31 @@ async def avalidate_task(
 
     if run_oracle:
         results["oracle"] = checks.check_oracle(oracle_runs, threshold=threshold, offline=offline)
+        results["oracle"].seconds = round(sum(o.duration_sec or 0.0 for o in oracle_runs), 3)
         results["deterministic"] = checks.check_deterministic(oracle_runs)
+        results["timeouts"] = checks.check_timeouts(
+            oracle_runs,
+            agent_timeout_sec=task.config.agent.timeout_sec,
+            verifier_timeout_sec=task.config.verifier.timeout_sec,
+            margin=timeout_margin,
+        )
     else:
         why = "validated with --no-oracle" if not oracle else "no reference solution (solution/solve.sh; see structure)"
         for n in checks.NEED_ORACLE:
             results[n] = skipped(n, f"oracle not checked: {why}")
     results["nop"] = checks.check_nop(nop, offline=offline)
+    results["nop"].seconds = round(nop.duration_sec or 0.0, 3)
+    if not all_checks and any(r.passed is False for r in results.values()):
+        # stop here: the adversary and the partial solution cannot make a rejected task valid. What the
+        # image's static scan found is reported (it is already paid for); the rest is "not run"
+        static = checks.check_leakage(image_findings, instruction_findings, image_note=image_note, task_dir=task_dir)
+        if static.passed is False:
+            results["leakage"] = static
+        return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
+    if not all_checks:
+        outcomes += await trials(second)
+    adversary = outcomes[len(first)]
+    partial = outcomes[len(first) + 1] if run_oracle else None
     outputs = solution_outputs(partial.trial_dir) if partial is not None and partial.trial_dir else {}
     if outputs:
         instruction_findings += scan_outputs_in_instruction(task_dir, outputs, secrets)
@@ -304,6 +351,7 @@ async def avalidate_task(
             base = await asyncio.to_thread(base_rootfs, dockerfile.read_text(errors="replace"))
     else:
         readable, skip = extracted_root(Path(outcomes[-1].trial_dir or ".")), EXTRACTED_SKIP
+    scan_started = time.monotonic()
     if image_findings is not None and readable.is_dir():
         image_findings += await asyncio.to_thread(
             scan_expected_values, readable, task_dir, secrets, outputs, skip=skip, base=base
@@ -311,6 +359,7 @@ async def avalidate_task(
     results["leakage"] = checks.check_leakage(
         image_findings, instruction_findings, image_note=image_note, task_dir=task_dir
     )
+    results["leakage"].seconds = round(scan_sec + time.monotonic() - scan_started, 3)
     verifier_cfg = task.config.verifier
     separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (
         verifier_cfg.environment_mode is None and verifier_cfg.environment is not None
@@ -363,6 +412,8 @@ async def avalidate_task(
             shared_only=shared_only,
             task_toml=str(task_dir / "task.toml"),
         )
+    diagnosed = [o for o in (diagnosis or {}).values() if o is not None]
+    results["tamper"].seconds = round(sum(o.duration_sec or 0.0 for o in [adversary, *diagnosed]), 3)
     if not separate and results["tamper"].passed:
         # the structure check's shared-verifier note says what that means for the reward
         results["tamper"].evidence["verifier_mode"] = "shared"
@@ -378,13 +429,7 @@ async def avalidate_task(
         )
     else:
         results["partial"] = checks.check_partial(partial, threshold=threshold)
-    if run_oracle:
-        results["timeouts"] = checks.check_timeouts(
-            oracle_runs,
-            agent_timeout_sec=task.config.agent.timeout_sec,
-            verifier_timeout_sec=task.config.verifier.timeout_sec,
-            margin=timeout_margin,
-        )
+        results["partial"].seconds = round(partial.duration_sec or 0.0, 3)
     return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenv.report.build import build_report, valid_rates
+from autoenv.report.build import build_report, seed_groups, training_figure, valid_rates
 from autoenv.store.db import Store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -106,6 +106,30 @@ def fill_store(db: Path) -> None:
             proposer_valid_rate=0.6,
         )
     store.close()
+
+
+def test_runs_repeated_over_seeds_are_drawn_as_a_band():
+    assert seed_groups(["autoenv", "autoenv-s1", "autoenv-s2", "static", "main-s3", "main"]) == {
+        "autoenv": ["autoenv", "autoenv-s1", "autoenv-s2"],
+        "static": ["static"],
+        "main": ["main-s3", "main"],
+    }
+    assert seed_groups(["lonely-s4"]) == {"lonely-s4": ["lonely-s4"]}
+    steps = [
+        {"run": run, "step": step, "benchmark_score": score + 0.1 * step, "useful_group_rate": 0.5,
+         "collect_sec": 1.0, "proposer_valid_rate": None}
+        for run, score in (("autoenv", 0.2), ("autoenv-s1", 0.4), ("autoenv-s2", 0.3), ("static", 0.1))
+        for step in range(3)
+    ]  # fmt: skip
+    fig = training_figure(steps)
+    bench = next(ax for ax in fig.axes if ax.get_title() == "solver benchmark score")
+    labels = bench.get_legend_handles_labels()[1]
+    assert labels == ["autoenv (3 seeds)", "static"]
+    mean_line = bench.lines[0]
+    assert list(mean_line.get_ydata()) == pytest.approx([0.3, 0.4, 0.5])
+    (band,) = bench.collections  # the 95% interval of the three seeds, around the mean
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert min(ys) < 0.3 - 0.1 and max(ys) > 0.5 + 0.1
 
 
 def test_valid_rates_have_wilson_intervals():

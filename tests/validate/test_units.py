@@ -25,7 +25,7 @@ from autoenv.validate.leakage import (
     task_secrets,
 )
 from autoenv.validate.reward import ACCEPTED_REWARD, VALID_REWARD, proposer_reward
-from autoenv.validate.stats import wilson_interval
+from autoenv.validate.stats import mean_interval, wilson_interval
 from autoenv.validate.store_sync import store_hook
 from autoenv.validate.validation import ValidationReport, ValidationSettings
 
@@ -56,6 +56,19 @@ def test_wilson_edges():
     assert wilson_interval(0, 0) == (0.0, 1.0)
     with pytest.raises(ValueError):
         wilson_interval(3, 2)
+
+
+def test_mean_interval_over_seeds():
+    # mean 0.6, sample sd 0.2850, t(4) = 2.776: half-width 0.3539
+    mean, low, high = mean_interval([0.5, 0.75, 1.0, 0.25, 0.5])
+    assert (
+        mean == pytest.approx(0.6)
+        and low == pytest.approx(0.2461, abs=1e-4)
+        and high == pytest.approx(0.9539, abs=1e-4)
+    )
+    assert mean_interval([0.4]) == (0.4, 0.4, 0.4)
+    with pytest.raises(ValueError):
+        mean_interval([])
 
 
 def test_coin_is_seeded_and_fair():
