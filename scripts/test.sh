@@ -9,4 +9,5 @@ bash scripts/setup-train.sh || echo "setup-train: training venv unavailable; the
 # the lint gate first (pyproject.toml [tool.ruff]): a finding or an unformatted file fails the run in seconds
 .venv/bin/ruff check autoenv tests bench scripts
 .venv/bin/ruff format --check autoenv tests bench scripts
-exec .venv/bin/python -m pytest -q -rs "$@"
+# the 25 slowest tests are printed at the end: where CI time goes, without a timed test
+exec .venv/bin/python -m pytest -q -rs --durations=25 "$@"

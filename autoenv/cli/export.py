@@ -19,6 +19,15 @@ def export_harbor(
     ] = None,
     tasks: Annotated[Path | None, typer.Option("--from", help="Or: export every task under this folder.")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace tasks of the same name in OUT.")] = False,
+    trial_config: Annotated[
+        bool,
+        typer.Option(
+            "--trial-config",
+            help="Also write OUT/trial-config.yaml: a Harbor TrialConfig whose environment is autoenv's local "
+            "sandbox (import path), for `harbor trial start -c` and trainers that run Harbor trials (SkyRL's "
+            "harbor_trial_config).",
+        ),
+    ] = False,
 ) -> None:
     """Write accepted tasks as a Harbor dataset that `harbor run -p OUT` runs."""
     if (db is None) == (tasks is None):
@@ -44,6 +53,31 @@ def export_harbor(
     except ExportError as exc:
         fail(str(exc))
     console.print(f"exported {len(written)} task(s) to {out}; run them with: harbor run -p {out} -a oracle")
+    if trial_config:
+        from autoenv.trials.trial_config import harbor_trial_config, write_trial_config
+
+        config = write_trial_config(
+            harbor_trial_config(written[0], trials_dir=out.parent / "trials"), out / "trial-config.yaml"
+        )
+        shared = [p.name for p in written if not _grades_apart(p)]
+        console.print(f"trial config: {config}; run one with: harbor trial start -c {config} -p {written[0]}")
+        if shared:
+            console.print(
+                f"[yellow]note:[/yellow] {len(shared)} task(s) grade where the agent ran (shared verifier mode), e.g. "
+                f"{shared[0]}: their reward is only as safe as that sandbox (see README, Validation)",
+                highlight=False,
+            )
+
+
+def _grades_apart(task: Path) -> bool:
+    """The task's verifier runs in a fresh sandbox (``[verifier] environment_mode = "separate"``)."""
+    import tomllib
+
+    try:
+        verifier = tomllib.loads((task / "task.toml").read_text()).get("verifier", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return verifier.get("environment_mode") == "separate" or "environment" in verifier
 
 
 def register(app: typer.Typer) -> None:

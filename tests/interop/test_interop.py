@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from autoenv.sandbox.backends import (
 )
 from autoenv.store.db import Store
 from autoenv.taskfmt.hashing import task_hash
-from tests.conftest import EXAMPLE_TASKS, needs_namespaces
+from tests.conftest import EXAMPLE_TASKS, REPO, needs_namespaces
 
 BIN = Path(sys.executable).parent
 
@@ -108,3 +109,57 @@ def test_export_refuses_a_broken_task(tmp_path):
         text=True,
     )
     assert out.returncode == 1 and "not exportable" in out.stderr and "solve.sh" in out.stderr
+
+
+@needs_namespaces
+def test_a_written_trial_config_runs_harbors_own_trial_on_autoenvs_sandbox(tmp_path):
+    """export-harbor --trial-config -> `harbor trial start -c` (Harbor's CLI and Trial): the oracle passes on
+    autoenv's local environment, grading in a fresh sandbox; an agent that forges the reward gets 0 through it."""
+    import yaml
+
+    from autoenv.sandbox.local.environment import IMAGE_RECORD
+    from tests.redteam.attacker import IMPORT_PATH
+
+    src = tmp_path / "src"
+    for name in ("csv-statistic", "fix-median-bug"):
+        shutil.copytree(EXAMPLE_TASKS / name, src / name)
+    dataset = tmp_path / "dataset"
+    out = subprocess.run(
+        [str(BIN / "autoenv"), "export-harbor", str(dataset), "--from", str(src), "--trial-config"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    config_file = dataset / "trial-config.yaml"
+    config = yaml.safe_load(config_file.read_text())
+    assert config["environment"] == {"import_path": LOCAL_IMPORT_PATH}, config
+
+    def start(*extra: str) -> dict:
+        trials = tmp_path / f"trials-{len(list(tmp_path.glob('trials-*')))}"
+        run = subprocess.run(
+            [str(BIN / "harbor"), "trial", "start", "-c", str(config_file), "--trials-dir", str(trials), *extra],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(REPO)},  # the red-team agent is loaded from this checkout
+        )
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        trial = next(p for p in trials.iterdir() if p.is_dir())
+        result = json.loads((trial / "result.json").read_text())
+        result["sandboxes"] = json.loads((trial / IMAGE_RECORD).read_text())["sandboxes"]
+        return result
+
+    oracle = start()  # the config's own task (the first exported) and agent (oracle)
+    assert oracle["verifier_result"]["rewards"]["reward"] == 1.0, oracle.get("exception_info")
+    assert len(oracle["sandboxes"]) == 2, "the verifier did not grade in a sandbox of its own"
+    forged = start(
+        "-p",
+        str(dataset / "fix-median-bug"),
+        "--agent-import-path",
+        IMPORT_PATH,
+        "--agent-kwarg",
+        "script=mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt && echo 1 > /logs/verifier/reward.json",
+    )
+    assert forged["task_name"] == "fix-median-bug"
+    assert (forged.get("verifier_result") or {}).get("rewards", {}).get("reward") == 0.0, forged

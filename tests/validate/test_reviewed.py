@@ -65,7 +65,10 @@ def test_a_task_without_solution_is_invalid_unless_validated_without_oracle(tmp_
     assert not report.valid
     assert [c.name for c in report.failed] == ["structure"], report.feedback()
     assert "--no-oracle" in report.feedback()
-    # every check that needs no solution still ran
+    # by default validation stops there; with --all every check that needs no solution still runs
+    assert {c.status for c in report.checks if c.name != "structure"} == {"skip"}
+    report = validate_task(task, trials_dir=tmp_path / "trials", all_checks=True)
+    assert [c.name for c in report.failed] == ["structure"], report.feedback()
     assert {c.name: c.status for c in report.checks if c.name in ("build", "nop", "leakage", "tamper")} == {
         "build": "pass",
         "nop": "pass",
