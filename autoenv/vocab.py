@@ -41,6 +41,14 @@ class Baseline(StrEnum):
     STATIC = "static"  # a fixed task set, no proposer
 
 
+class ReportTo(StrEnum):
+    """Where the flywheel sends each step's metrics besides its store (``--report-to``)."""
+
+    NONE = "none"
+    TENSORBOARD = "tensorboard"  # event files under OUT/tensorboard/RUN (tensorboard --logdir OUT/tensorboard)
+    TRACKIO = "trackio"  # Hugging Face's local-first tracker (trackio show)
+
+
 class ServeKind(StrEnum):
     """Whether and how the flywheel serves each trained version to the next step's rollouts."""
 

@@ -10,11 +10,12 @@ import typer
 from rich.table import Table
 
 from autoenv.cli.common import console, default, fail, fail_with, option, progress_bar, require_machine
-from autoenv.errors import SandboxFault
+from autoenv.errors import MachineError, SandboxFault
 from autoenv.flywheel.loop import Flywheel, FlywheelConfig, RunConfigMismatch
+from autoenv.report.trackers import require as require_tracker
 from autoenv.store.db import Store
 from autoenv.trials.runner import quiet_harbor_logs
-from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy, ServeKind, Switch
+from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy, ReportTo, ServeKind, Switch
 
 C = FlywheelConfig
 
@@ -49,6 +50,7 @@ def flywheel(
     ray: Annotated[str | None, option(C, "ray", "--ray")] = default(C, "ray"),
     n_concurrent: Annotated[int, option(C, "n_concurrent", "-n", min=1)] = default(C, "n_concurrent"),
     seed: Annotated[int, option(C, "seed", min=0)] = default(C, "seed"),
+    report_to: Annotated[ReportTo, option(C, "report_to", "--report-to")] = default(C, "report_to"),
     min_accepted: Annotated[
         int,
         typer.Option(
@@ -86,6 +88,7 @@ def flywheel(
         ray=ray,
         n_concurrent=n_concurrent,
         seed=seed,
+        report_to=report_to,
         out_dir=out,
         benchmark_tasks=benchmark_tasks,
         benchmark_rollouts=benchmark_rollouts,
@@ -95,6 +98,10 @@ def flywheel(
     if benchmark is not None:
         given["benchmark_dir"] = benchmark
     config = FlywheelConfig(**given)
+    try:
+        require_tracker(config.report_to)  # before any step runs: a run must not end up half-tracked
+    except MachineError as exc:
+        fail(str(exc))
     if config.proposer_policy == ProposerPolicy.OPENAI and "policy=scripted" in config.solver_spec.replace(" ", ""):
         console.print(
             "[yellow]warning:[/yellow] a model proposes but the scripted solver calibrates: it attempts only tasks of "

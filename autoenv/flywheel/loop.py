@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, computed_field
 from autoenv.proposer.models import AttemptRecord, SeedCase
 from autoenv.proposer.seeds import harvest_seed_cases
 from autoenv.proposer.stage import propose_step
+from autoenv.report.trackers import NoTracker, Tracker, make_tracker
 from autoenv.rollout.benchmark import score_benchmark
 from autoenv.rollout.collect import Executor, GroupResult, collect_groups, local_executor
 from autoenv.spec import SolverSpec
@@ -35,10 +36,11 @@ from autoenv.taskfmt.hashing import count_files, task_hash
 from autoenv.train.backends import TrainResult, make_trainer
 from autoenv.train.batch import TrainingBatch
 from autoenv.train.build import build_batch
-from autoenv.vocab import SCRIPTED_SOLVER, Baseline, Method, ProposerNetwork, ProposerPolicy, ServeKind
+from autoenv.validate.stats import wilson_interval
+from autoenv.vocab import SCRIPTED_SOLVER, Baseline, Method, ProposerNetwork, ProposerPolicy, ReportTo, ServeKind
 
 #: Options a resumed run may change: how fast it runs and how far, never what it measures.
-RESUMABLE_OPTIONS = {"steps", "n_concurrent", "ray", "serve_port"}
+RESUMABLE_OPTIONS = {"steps", "n_concurrent", "ray", "serve_port", "report_to"}
 
 
 class RunConfigMismatch(ValueError):
@@ -113,6 +115,11 @@ class FlywheelConfig(BaseModel):
     )
     proposer_training: bool = Field(
         default=True, description="on: train the policy on proposer episodes too; off: baseline without."
+    )
+    report_to: ReportTo = Field(
+        default=ReportTo.NONE,
+        description="Also send each step's metrics to tensorboard (OUT/tensorboard/RUN) or trackio; the store "
+        "keeps them either way.",
     )
     seed: int = Field(
         default=0,
@@ -207,19 +214,47 @@ class StepReport(BaseModel):
     loss: float | None = None
     benchmark_score: float | None = None
     proposer_valid_rate: float | None = None
+    #: The 95% Wilson interval of the step's valid-environment rate.
+    proposer_valid_low: float | None = None
+    proposer_valid_high: float | None = None
+    #: Mean proposer reward r_P of the step's attempts.
+    proposer_reward_mean: float | None = None
+    #: Mean reward of the step's solver rollouts (all groups).
+    solver_pass_rate: float | None = None
+    #: Completion tokens in the training batch, where the endpoint recorded them (None: re-tokenised messages).
+    tokens: int | None = None
+    propose_sec: float = 0.0
+    benchmark_sec: float = 0.0
     resumed: bool = False
 
-    def count_attempts(self, attempts: list[dict[str, Any]]) -> None:
+    def count_attempts(self, attempts: list[dict[str, Any]], seconds: float = 0.0) -> None:
+        self.propose_sec = seconds
         self.proposals = len(attempts)
         self.accepted = sum(1 for a in attempts if a["valid"] and a["calibrated"])
         if attempts:
-            self.proposer_valid_rate = sum(1 for a in attempts if a["valid"]) / len(attempts)
+            valid = sum(1 for a in attempts if a["valid"])
+            self.proposer_valid_rate = valid / len(attempts)
+            self.proposer_valid_low, self.proposer_valid_high = wilson_interval(valid, len(attempts))
+            rewards = [a["reward"] for a in attempts if a.get("reward") is not None]
+            self.proposer_reward_mean = sum(rewards) / len(rewards) if rewards else None
 
     def count_groups(self, groups: list[GroupResult], seconds: float) -> None:
         self.collect_sec = seconds
         self.groups = len(groups)
         self.useful_groups = sum(g.useful for g in groups)
         self.useful_group_rate = self.useful_groups / max(1, len(groups))
+        rewards = [r for g in groups for r in g.rewards]
+        self.solver_pass_rate = sum(rewards) / len(rewards) if rewards else None
+
+    def metrics(self) -> dict[str, float]:
+        """What a step is followed by (store metrics, TensorBoard/trackio scalars); unmeasured ones left out."""
+        names = (
+            "benchmark_score", "solver_pass_rate", "useful_group_rate", "groups", "proposer_valid_rate",
+            "proposer_valid_low", "proposer_valid_high", "proposer_reward_mean", "proposals", "accepted", "loss",
+            "tokens", "propose_sec", "collect_sec", "train_sec", "benchmark_sec",
+        )  # fmt: skip
+        values = {n: getattr(self, n) for n in names}
+        return {n: float(v) for n, v in values.items() if v is not None}
 
     def count_training(self, result: TrainResult, seconds: float) -> None:
         self.train_sec = seconds
@@ -256,6 +291,7 @@ class Flywheel:
         self.out = Path(config.out_dir) / config.run
         self.out.mkdir(parents=True, exist_ok=True)
         self.progress = progress
+        self.tracker: Tracker = NoTracker()  # opened by run() (--report-to)
         self.server = None
         self.spec = SolverSpec.parse(self.solver_text(), env=config.env)
         self._executor = executor
@@ -386,8 +422,9 @@ class Flywheel:
         report = StepReport(step=step, policy_version_in=policy_version, policy_version_out=policy_version)
         self.serve_version(policy_version)
 
+        started = time.monotonic()
         await self.propose(step, policy_version)  # proposer/ (each draft judged by validate/ where it is made)
-        report.count_attempts(self.store.attempts(self.config.run, step))
+        report.count_attempts(self.store.attempts(self.config.run, step), time.monotonic() - started)
         tasks = self.choose_tasks(step)  # this run's newest accepted tasks, or the static set
         started = time.monotonic()
         groups = await self.collect(step, policy_version, tasks)  # rollout/: GRPO groups of the current solver
@@ -402,6 +439,7 @@ class Flywheel:
         report.count_training(result, time.monotonic() - started)
 
         self.serve_version(report.policy_version_out)  # the benchmark scores the new weights
+        started = time.monotonic()
         report.benchmark_score = await score_benchmark(  # rollout/benchmark
             self.config.benchmark_dir,
             spec=self.step_spec(report.policy_version_out),
@@ -412,6 +450,8 @@ class Flywheel:
             n_concurrent=self.config.n_concurrent,
             trials_dir=self.out / "trials" / "benchmark",
         )
+        report.benchmark_sec = time.monotonic() - started
+        report.tokens = _completion_tokens(batch)
         self.finish_step(step, report, batch, result)
         return report
 
@@ -508,23 +548,9 @@ class Flywheel:
             proposer_valid_rate=report.proposer_valid_rate,
             checkpoint=str(result.checkpoint) if result.checkpoint else None,
         )
-        self.store.record_metrics(
-            self.config.run,
-            step,
-            {
-                k: v
-                for k, v in {
-                    "useful_group_rate": report.useful_group_rate,
-                    "collect_sec": report.collect_sec,
-                    "train_sec": report.train_sec,
-                    "benchmark_score": report.benchmark_score,
-                    "proposer_valid_rate": report.proposer_valid_rate,
-                    "loss": report.loss,
-                    "samples": float(len(batch.samples)),
-                }.items()
-                if v is not None
-            },
-        )
+        metrics = report.metrics() | {"samples": float(len(batch.samples))}
+        self.store.record_metrics(self.config.run, step, metrics)
+        self.tracker.log(step, metrics)
 
     def policy_dir(self, version: int) -> Path | None:
         path = self.out / "train" / f"v{version}"
@@ -564,6 +590,12 @@ class Flywheel:
     async def run(self) -> list[StepReport]:
         reports = []
         version = 0
+        self.tracker = make_tracker(
+            self.config.report_to,
+            out_dir=Path(self.config.out_dir),
+            run=self.config.run,
+            config=json.loads(self.config.model_dump_json()),
+        )
         try:
             for step in range(self.config.steps):
                 self.progress("step", {"step": step, "of": self.config.steps})
@@ -572,7 +604,15 @@ class Flywheel:
                 reports.append(report)
                 self.progress("step_done", report.model_dump())
         finally:
+            self.tracker.close()
+            self.tracker = NoTracker()
             if self.server is not None:
                 self.server.stop()
                 self.server = None
         return reports
+
+
+def _completion_tokens(batch: TrainingBatch) -> int | None:
+    """Completion tokens the batch trains on, where the endpoint recorded them (None when none did)."""
+    counts = [sum(len(t.completion_token_ids) for t in turns) for s in batch.samples if (turns := s.token_turns())]
+    return sum(counts) if counts else None

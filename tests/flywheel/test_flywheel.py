@@ -14,6 +14,7 @@ import pytest
 
 from autoenv.store.db import Store
 from tests.conftest import REPO, needs_namespaces
+from tests.tracking import tensorboard_scalars
 
 pytestmark = [needs_namespaces, pytest.mark.slow]
 
@@ -27,10 +28,25 @@ def flywheel_cmd(db: Path, out: Path, steps: int, *extra: str) -> list[str]:
 
 def test_three_step_offline_flywheel_then_report(tmp_path):
     db, out = tmp_path / "fw.db", tmp_path / "fw"
-    run = subprocess.run(flywheel_cmd(db, out, 3), capture_output=True, text=True, timeout=1500, cwd=tmp_path)
+    run = subprocess.run(
+        flywheel_cmd(db, out, 3, "--report-to", "tensorboard"),
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     store = Store(db)
     steps = store.steps("main")
+    curves = tensorboard_scalars(out / "tensorboard", "main")
+    for tag in (
+        "solver/benchmark_score",
+        "solver/useful_group_rate",
+        "proposer/proposer_valid_rate",
+        "time/collect_sec",
+    ):
+        assert [step for step, _ in curves[tag]] == [0, 1, 2], (tag, curves.keys())
+    assert [v for _, v in curves["solver/benchmark_score"]] == pytest.approx([s["benchmark_score"] for s in steps])
     assert [s["step"] for s in steps] == [0, 1, 2] and all(s["status"] == "done" for s in steps)
     assert [s["policy_version_in"] for s in steps] == [0, 1, 2], "each step trains and the next uses the new version"
     assert store.count("rollouts") == 3 * 2 * 2
