@@ -138,6 +138,35 @@ def seed_groups(runs: list[str]) -> dict[str, list[str]]:
     return dict(groups)
 
 
+def compare_runs(steps: list[dict[str, Any]], attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per experiment (a run, or its repeats over seeds): the baselines and methods side by side, with
+    the final benchmark score (mean and 95% t-interval over seeds), the mean useful-group rate and the
+    valid-environment rate of every proposal with its Wilson interval."""
+    by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in steps:
+        by_run[s["run"]].append(s)
+    rows = []
+    for name, runs in sorted(seed_groups(list(by_run)).items()):
+        finals = [
+            max(by_run[r], key=lambda s: s["step"])["benchmark_score"]
+            for r in runs
+            if by_run[r] and max(by_run[r], key=lambda s: s["step"])["benchmark_score"] is not None
+        ]
+        useful = [s["useful_group_rate"] for r in runs for s in by_run[r] if s["useful_group_rate"] is not None]
+        proposals = [a for a in attempts if a["run"] in runs]
+        valid = sum(1 for a in proposals if a["valid"])
+        row = {"run": html.escape(name), "seeds": len(runs), "steps": max(len(by_run[r]) for r in runs)}
+        if finals:
+            mean, low, high = mean_interval(finals)
+            row["final benchmark"] = f"{mean:.2f}" + (f" [{low:.2f}, {high:.2f}]" if len(finals) > 1 else "")
+        row["useful-group rate"] = f"{sum(useful) / len(useful):.2f}" if useful else "-"
+        if proposals:
+            low, high = wilson_interval(valid, len(proposals))
+            row["valid proposals"] = f"{valid}/{len(proposals)} [{low:.2f}, {high:.2f}]"
+        rows.append(row)
+    return rows
+
+
 def plot_training(steps: list[dict[str, Any]], out: Path) -> str:
     return _save(training_figure(steps), out, "training_curves.png")
 
@@ -340,6 +369,7 @@ figure{{display:inline-block;margin:.5em;vertical-align:top}}</style></head>
 <p>store: {html.escape(store.url)} &middot; runs: {html.escape(", ".join(store.run_names()))} &middot;
 attempts: {len(attempts)} &middot; accepted environments: {len(accepted)} &middot; training steps: {len(steps)}</p>
 <h2>Runs</h2>{_table(run_rows, ["run", "baseline", "proposer", "solver", "policies"])}
+<h2>Runs compared</h2>{_table(compare_runs(steps, attempts), ["run", "seeds", "steps", "final benchmark", "useful-group rate", "valid proposals"])}
 <h2>Plots</h2>{figures}
 <h2>Valid-environment rate by method</h2>{_table(method_rows, ["method", "n", "valid", "rate", "interval"])}
 <h2>Training steps</h2>{_table(step_rows, ["run", "step", "policy_version_in", "policy_version_out", "n_groups", "useful_group_rate", "collect_sec", "benchmark_score", "proposer_valid_rate", "loss"])}

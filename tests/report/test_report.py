@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenv.report.build import build_report, seed_groups, training_figure, valid_rates
+from autoenv.report.build import build_report, compare_runs, seed_groups, training_figure, valid_rates
 from autoenv.store.db import Store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -130,6 +130,21 @@ def test_runs_repeated_over_seeds_are_drawn_as_a_band():
     (band,) = bench.collections  # the 95% interval of the three seeds, around the mean
     ys = band.get_paths()[0].vertices[:, 1]
     assert min(ys) < 0.3 - 0.1 and max(ys) > 0.5 + 0.1
+
+
+def test_runs_are_compared_side_by_side_over_their_seeds():
+    steps = [
+        {"run": run, "step": step, "benchmark_score": final if step == 1 else 0.0, "useful_group_rate": 0.5}
+        for run, final in (("autoenv", 0.5), ("autoenv-s1", 0.75), ("static", 0.25))
+        for step in range(2)
+    ]
+    attempts = [{"run": "autoenv", "valid": True}, {"run": "autoenv-s1", "valid": False}]
+    rows = {r["run"]: r for r in compare_runs(steps, attempts)}
+    assert rows["autoenv"]["seeds"] == 2 and rows["autoenv"]["final benchmark"].startswith("0.62 [")
+    assert rows["autoenv"]["valid proposals"].startswith("1/2 [")
+    assert rows["static"] == {
+        "run": "static", "seeds": 1, "steps": 2, "final benchmark": "0.25", "useful-group rate": "0.50"
+    }  # fmt: skip
 
 
 def test_valid_rates_have_wilson_intervals():
