@@ -42,7 +42,7 @@ quiet_harbor_logs()
 extra = {"all_checks": True} if "all_checks" in inspect.signature(avalidate_task).parameters else {}
 started = time.perf_counter()
 report = validate_task(sys.argv[2], record=False, trials_dir=sys.argv[3], **extra)
-print(json.dumps({"wall": time.perf_counter() - started, "valid": report.valid,
+print(json.dumps({"wall": time.perf_counter() - started, "valid": report.valid, "cached": report.cached,
                   "checks": {c.name: c.seconds for c in report.checks}}))
 """
 
@@ -61,7 +61,10 @@ def validate_with(checkout: Path, task: Path, trials: Path) -> dict:
     )
     if done.returncode != 0:
         raise SystemExit(f"validating {task.name} with {checkout} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if result.get("cached"):
+        raise SystemExit(f"{task}: {checkout} returned a recorded verdict, not a validation")
+    return result
 
 
 def main() -> None:
@@ -76,7 +79,9 @@ def main() -> None:
     print(f"machine: {machine()}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        tasks = [Path(shutil.copytree(p, root / "bundled" / p.name)) for p in bundled]
+        # without recorded verdicts (.autoenv/): a recorded one would be returned instead of validating
+        no_records = shutil.ignore_patterns(".autoenv")
+        tasks = [Path(shutil.copytree(p, root / "bundled" / p.name, ignore=no_records)) for p in bundled]
         if args.families:
             tasks += family_tasks(root / "families")
         for task in tasks:  # warm the image cache: a build is not what is measured
@@ -86,7 +91,7 @@ def main() -> None:
         totals = [0.0, 0.0]
         for task in tasks:
             fresh = root / "copies" / task.name
-            shutil.copytree(task, fresh)
+            shutil.copytree(task, fresh, ignore=shutil.ignore_patterns(".autoenv"))
             now = validate_with(REPO, fresh, root / "trials")
             line = f"{task.name[:34]:<34} {now['wall']:>7.1f} " + " ".join(
                 f"{now['checks'].get(c, 0.0):>8.1f}" for c in CHECKS

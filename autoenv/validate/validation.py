@@ -350,7 +350,8 @@ async def avalidate_task(
         if dockerfile.is_file():
             base = await asyncio.to_thread(base_rootfs, dockerfile.read_text(errors="replace"))
     else:
-        readable, skip = extracted_root(Path(outcomes[-1].trial_dir or ".")), EXTRACTED_SKIP
+        # the scanner's copy of the environment (the first stage's trial after the oracle runs and nop)
+        readable, skip = extracted_root(Path(outcomes[n_oracle + 1].trial_dir or ".")), EXTRACTED_SKIP
     scan_started = time.monotonic()
     if image_findings is not None and readable.is_dir():
         image_findings += await asyncio.to_thread(
