@@ -147,11 +147,8 @@ def compare_runs(steps: list[dict[str, Any]], attempts: list[dict[str, Any]]) ->
         by_run[s["run"]].append(s)
     rows = []
     for name, runs in sorted(seed_groups(list(by_run)).items()):
-        finals = [
-            max(by_run[r], key=lambda s: s["step"])["benchmark_score"]
-            for r in runs
-            if by_run[r] and max(by_run[r], key=lambda s: s["step"])["benchmark_score"] is not None
-        ]
+        lasts = [max(by_run[r], key=lambda s: s["step"]) for r in runs if by_run[r]]
+        finals = [last["benchmark_score"] for last in lasts if last["benchmark_score"] is not None]
         useful = [s["useful_group_rate"] for r in runs for s in by_run[r] if s["useful_group_rate"] is not None]
         proposals = [a for a in attempts if a["run"] in runs]
         valid = sum(1 for a in proposals if a["valid"])

@@ -385,7 +385,7 @@ class Container:
         except TimeoutError:
             await asyncio.to_thread(self.kill_processes)
             raise CommandTimeout(f"Command timed out after {timeout} seconds") from None
-        except asyncio.CancelledError:  # cancelled (the agent's timeout) or interrupted
+        except BaseException:  # cancelled (the agent's timeout) or interrupted
             await asyncio.to_thread(self.kill_processes)
             raise
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import hashlib
 import os
 import shutil
@@ -48,13 +49,19 @@ def _source() -> bytes:
     return files("autoenv.sandbox.local").joinpath("exec_helper.c").read_bytes()
 
 
+@functools.cache
+def _source_digest() -> str:
+    """The helper source's hash, read once per process (every sandbox start asks for the binary)."""
+    return hashlib.sha256(_source()).hexdigest()[:16]
+
+
 def helper_binary() -> Path:
     """The compiled helper for this source, built once per machine (a lock keeps concurrent first uses to one)."""
-    source = _source()
-    digest = hashlib.sha256(source).hexdigest()[:16]
+    digest = _source_digest()
     target = cache_root() / "helper" / f"autoenv-exec-{digest}"
     if target.is_file():
         return target
+    source = _source()
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise MachineError(
@@ -171,12 +178,12 @@ class ExecChannel:
 
     def close(self) -> None:
         """Close the host's ends: the helper sees its stdin close and ends the container's init."""
-        for fd in (self._to,):
+        fd, self._to = self._to, -1
+        if fd >= 0:
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self._to = -1
 
     # -- the two directions --------------------------------------------------------------
 

@@ -110,11 +110,12 @@ def _expire() -> None:
         with _lock:
             old = [k for k, (_, since) in _spares.items() if now - since > IDLE_SECONDS]
             stale = [_spares.pop(k)[0] for k in old]
-            if not _spares:
+            done = not _spares  # decided under the lock: a spare added later arms a new expiry thread
+            if done:
                 _expiry_armed = False
         for container in stale:
             container.stop(wait=False)
-        if not _expiry_armed:
+        if done:
             return
 
 
