@@ -116,27 +116,39 @@ def training_template(tokenizer: Any) -> tuple[str, str]:
     return (patched, "trl-training") if patched else (template, "tokenizer")
 
 
-def _render(tokenizer: Any, template: str, messages: list[dict[str, Any]], generation_prompt: bool = False) -> str:
+def _render(
+    tokenizer: Any,
+    template: str,
+    messages: list[dict[str, Any]],
+    generation_prompt: bool = False,
+    tools: list[dict[str, Any]] | None = None,
+) -> str:
     clean = [{k: v for k, v in m.items() if k != "train"} for m in messages]
     return tokenizer.apply_chat_template(
-        clean, chat_template=template, tokenize=False, add_generation_prompt=generation_prompt
+        clean, chat_template=template, tokenize=False, add_generation_prompt=generation_prompt, tools=tools
     )
 
 
-def encode_messages(tokenizer: Any, template: str, messages: list[dict[str, Any]]) -> tuple[list[int], list[int]]:
-    """Token ids of the rendered conversation and a 0/1 mask of trainable assistant tokens."""
+def encode_messages(
+    tokenizer: Any, template: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> tuple[list[int], list[int]]:
+    """Token ids of the rendered conversation and a 0/1 mask of trainable assistant tokens.
+
+    ``tools``: the JSON schemas the conversation was held with, for templates that render them (Qwen3's
+    system block), so training sees the context the policy will be sampled in.
+    """
     import jinja2  # the chat templates' engine (a dependency of transformers)
 
-    full = _render(tokenizer, template, messages)
+    full = _render(tokenizer, template, messages, tools=tools)
     spans: list[tuple[int, int]] = []
     for i, message in enumerate(messages):
         if message.get("role") != "assistant" or message.get("train") is False:
             continue
-        upto = _render(tokenizer, template, messages[: i + 1])
+        upto = _render(tokenizer, template, messages[: i + 1], tools=tools)
         if not full.startswith(upto):
             raise TemplateError(f"chat template is not prefix-preserving at message {i}")
         try:
-            before = _render(tokenizer, template, messages[:i], generation_prompt=True) if i else ""
+            before = _render(tokenizer, template, messages[:i], generation_prompt=True, tools=tools) if i else ""
         except (
             ValueError,
             jinja2.TemplateError,
@@ -201,7 +213,7 @@ def build_sequences(
         if advantage == 0.0 or not math.isfinite(advantage):
             skipped["zero_advantage"] += 1
             continue
-        parts = _sample_parts(sample, tokenizer, template, vocab_size, skipped)
+        parts = sample_parts(sample, tokenizer, template, vocab_size, skipped)
         kept = []
         for ids, mask, old, source in parts:
             truncated = len(ids) > max_length
@@ -218,7 +230,7 @@ def build_sequences(
     return sequences, used, skipped
 
 
-def _sample_parts(
+def sample_parts(
     sample: TrainingSample, tokenizer: Any, template: str, vocab_size: int, skipped: Counter
 ) -> list[tuple[list[int], list[int], list[float], str]]:
     turns = sample.token_turns()
@@ -230,7 +242,7 @@ def _sample_parts(
     if not sample.messages:
         return []
     try:
-        ids, mask = encode_messages(tokenizer, template, sample.messages)
+        ids, mask = encode_messages(tokenizer, template, sample.messages, sample.meta.get("tools"))
     except TemplateError:
         skipped["template_not_prefix_preserving"] += 1
         return []

@@ -23,7 +23,7 @@ from typing import Any
 
 from autoenv.train.policy import write_policy_meta
 
-__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "DEFAULT_CORPUS", "build_tiny_policy", "init_policy"]
+__all__ = ["CHAT_FORMATS", "CHAT_TEMPLATE", "SPECIAL_TOKENS", "DEFAULT_CORPUS", "build_tiny_policy", "init_policy"]
 
 SPECIAL_TOKENS = ["<|pad|>", "<|bos|>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>", "<|tool|>"]
 
@@ -49,6 +49,15 @@ CHAT_TEMPLATE = (
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{- '<|assistant|>\n' -}}{%- endif -%}"
 )
+
+#: ``autoenv``: the template above (what the flywheel's trainer and server render with). ``qwen3``: Qwen3's chat
+#: template and tokens, as TRL ships them (``trl/chat_templates/qwen3.jinja``): TRL's online trainers recognise it
+#: and parse its tool calls (``<tool_call>{json}</tool_call>``), so ``GRPOTrainer`` can drive the tiny policy.
+CHAT_FORMATS = ("autoenv", "qwen3")
+
+QWEN3_SPECIAL = {"pad": "<|endoftext|>", "eos": "<|im_end|>", "start": "<|im_start|>"}
+#: Qwen3 keeps these as plain added tokens (decoded as text, so response parsing sees them).
+QWEN3_ADDED = ["<tool_call>", "</tool_call>", "<think>", "</think>", "<tool_response>", "</tool_response>"]
 
 DEFAULT_CORPUS = [
     "You are a terminal agent. Solve the task in the sandbox, then finish.",
@@ -79,8 +88,11 @@ def build_tiny_policy(
     hidden_size: int = 64,
     num_layers: int = 2,
     max_positions: int = 4096,
+    chat_format: str = "autoenv",
 ) -> Path:
     """Train the tokenizer, build the model from a config, ``save_pretrained`` both, mark it version 0."""
+    if chat_format not in CHAT_FORMATS:
+        raise ValueError(f"chat format {chat_format!r}: choose one of {', '.join(CHAT_FORMATS)}")
     import torch
     import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -92,25 +104,39 @@ def build_tiny_policy(
     out.mkdir(parents=True, exist_ok=True)
     texts = list(corpus or DEFAULT_CORPUS)
 
+    qwen3 = chat_format == "qwen3"
+    special = list(QWEN3_SPECIAL.values()) if qwen3 else SPECIAL_TOKENS
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         min_frequency=1,
-        special_tokens=SPECIAL_TOKENS,
+        special_tokens=special,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     backend.train_from_iterator(texts, trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend,
-        bos_token="<|bos|>",
-        eos_token="<|end|>",
-        pad_token="<|pad|>",
-        additional_special_tokens=SPECIAL_TOKENS[3:],
-    )
-    tokenizer.chat_template = CHAT_TEMPLATE
+    if qwen3:
+        from importlib.resources import files
+
+        tokenizer = PreTrainedTokenizerFast(
+            tokenizer_object=backend,
+            eos_token=QWEN3_SPECIAL["eos"],
+            pad_token=QWEN3_SPECIAL["pad"],
+            additional_special_tokens=[QWEN3_SPECIAL["start"]],
+        )
+        tokenizer.add_tokens(QWEN3_ADDED)
+        tokenizer.chat_template = (files("trl") / "chat_templates" / "qwen3.jinja").read_text(encoding="utf-8")
+    else:
+        tokenizer = PreTrainedTokenizerFast(
+            tokenizer_object=backend,
+            bos_token="<|bos|>",
+            eos_token="<|end|>",
+            pad_token="<|pad|>",
+            additional_special_tokens=SPECIAL_TOKENS[3:],
+        )
+        tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.model_max_length = max_positions
 
     torch.manual_seed(seed)
@@ -123,7 +149,7 @@ def build_tiny_policy(
         num_key_value_heads=max(1, hidden_size // 32),
         max_position_embeddings=max_positions,
         tie_word_embeddings=True,
-        bos_token_id=tokenizer.bos_token_id,
+        bos_token_id=tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
@@ -138,12 +164,18 @@ def build_tiny_policy(
         seed=seed,
         n_params=sum(p.numel() for p in model.parameters()),
         vocab_size=len(tokenizer),
+        chat_format=chat_format,
     )
     return out
 
 
 def init_policy(
-    out_dir: Path | str, corpus: list[str] | None = None, *, seed: int = 0, timeout: float | None = 600
+    out_dir: Path | str,
+    corpus: list[str] | None = None,
+    *,
+    seed: int = 0,
+    chat_format: str = "autoenv",
+    timeout: float | None = 600,
 ) -> Path:
     """Policy v0 from the main (3.12) side: builds here if torch is importable, else in ``.venv-train``.
 
@@ -152,8 +184,8 @@ def init_policy(
     from autoenv.train import trainenv
 
     if trainenv.in_train_env():
-        return build_tiny_policy(out_dir, corpus, seed=seed)
-    args = ["--out", str(Path(out_dir).resolve()), "--seed", str(seed)]
+        return build_tiny_policy(out_dir, corpus, seed=seed, chat_format=chat_format)
+    args = ["--out", str(Path(out_dir).resolve()), "--seed", str(seed), "--chat-format", chat_format]
     with tempfile.TemporaryDirectory(prefix="autoenv-corpus-") as tmp:
         if corpus:
             corpus_file = Path(tmp) / "corpus.json"
@@ -170,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         "--corpus", type=Path, help="JSON list of strings (or a text file, one per line) to train the tokenizer on"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--chat-format", choices=CHAT_FORMATS, default="autoenv")
     args = parser.parse_args(argv)
     corpus = None
     if args.corpus:
@@ -177,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         corpus = (
             json.loads(text) if text.lstrip().startswith("[") else [line for line in text.splitlines() if line.strip()]
         )
-    path = build_tiny_policy(args.out, corpus, seed=args.seed)
+    path = build_tiny_policy(args.out, corpus, seed=args.seed, chat_format=args.chat_format)
     result: dict[str, Any] = {"checkpoint": str(path), "policy_version": 0}
     print(json.dumps(result))
     return 0

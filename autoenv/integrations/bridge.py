@@ -1,0 +1,214 @@
+"""The bridge: autoenv's trials, driven one command at a time by a process that cannot import Harbor.
+
+``python -m autoenv.integrations.bridge`` (the main interpreter: Python 3.12, Harbor, autoenv) reads requests as
+JSON lines on stdin and answers on stdout, one line per request, matched by ``id``; requests are served
+concurrently, so one bridge serves every environment of a trainer. Trainers run where their torch is (autoenv's
+training env is Python 3.11, Harbor needs 3.12), which is why the trainer side
+(:mod:`autoenv.integrations.trl`) talks to this process instead of importing Harbor.
+
+Requests (``op`` and its fields) and what ``result`` holds:
+
+- ``start`` ``task_dir``, ``env`` (autoenv backend, default ``local``), ``trials_dir``, ``agent_timeout_sec``:
+  a Harbor trial of the task with :class:`~autoenv.integrations.driven.DrivenAgent` is started (environment
+  built and started, agent phase entered); ``{"session", "instruction"}``.
+- ``exec`` ``session``, ``command``, ``timeout_sec``: the command in the agent's sandbox, as the task's agent
+  user; ``{"stdout", "stderr", "return_code", "output"}`` (``output``: the tool message).
+- ``submit`` ``session``: the agent phase ends and the trial finishes as every autoenv trial does (outputs
+  collected, tests in a fresh sandbox); ``{"reward", "error", "error_message", "trial_dir", "n_commands"}``.
+  ``reward`` is None when the trial could not reach a verdict (a sandbox fault: not a training signal).
+- ``close`` ``session``: the trial is cancelled without a verdict (its sandboxes are removed).
+
+Errors come back as ``{"id", "error": {"kind", "message"}}`` with ``kind`` a :class:`~autoenv.errors.Fault`.
+
+Only tasks that grade in a fresh sandbox are accepted (``environment_mode = "separate"``): in shared mode the
+tests run where the policy was root, which is how the red team forged rewards (issue 13).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from harbor.models.task.config import VerifierEnvironmentMode
+from harbor.models.task.task import Task
+
+from autoenv.errors import Fault, TaskError, explain
+from autoenv.integrations.driven import (
+    IMPORT_PATH,
+    Command,
+    Session,
+    drop_session,
+    find_session,
+    format_output,
+    new_session,
+    open_sessions,
+)
+from autoenv.trials.runner import arun_trial, quiet_harbor_logs
+
+SHARED_MODE_ADVICE = (
+    "grades in the agent's own sandbox (Harbor's shared verifier mode): a policy that is root there can forge "
+    'its reward. Set environment_mode = "separate" under [verifier] and artifacts = ["/app"] (the folders the '
+    "tests read) at the top of task.toml, as autoenv's tasks do."
+)
+
+
+def check_gradable(task_dir: Path) -> Task:
+    """The task, if it grades in a fresh sandbox; else a :class:`TaskError` that says how to fix it."""
+    if not (task_dir / "task.toml").is_file():
+        raise TaskError(f"{task_dir}: not a Harbor task (no task.toml)")
+    task = Task(task_dir)
+    verifier = task.config.verifier
+    separate = verifier.environment_mode == VerifierEnvironmentMode.SEPARATE or (
+        verifier.environment_mode is None and verifier.environment is not None
+    )
+    if not separate:
+        raise TaskError(f"{task_dir / 'task.toml'}: {SHARED_MODE_ADVICE}")
+    return task
+
+
+class Bridge:
+    """Serves requests on the event loop; one instance per process."""
+
+    def __init__(self, write: Any):
+        self._write = write
+
+    def session(self, request: dict[str, Any]) -> Session:
+        session = find_session(request.get("session"))
+        if session is None:
+            raise TaskError(f"no open session {request.get('session')!r} (it was submitted, closed, or never started)")
+        return session
+
+    async def start(self, request: dict[str, Any]) -> dict[str, Any]:
+        task_dir = Path(request["task_dir"]).resolve()
+        check_gradable(task_dir)
+        session = new_session()
+        session.trial = asyncio.ensure_future(
+            arun_trial(
+                task_dir,
+                IMPORT_PATH,
+                env=request.get("env") or "local",
+                agent_kwargs={"session": session.id},
+                trials_dir=request.get("trials_dir"),
+                agent_timeout_sec=request.get("agent_timeout_sec"),
+            )
+        )
+        await asyncio.wait({session.instruction, session.trial}, return_when=asyncio.FIRST_COMPLETED)
+        if not session.instruction.done():  # the trial ended before its agent phase: build or sandbox failure
+            drop_session(session)
+            outcome = session.trial.result()
+            kind = Fault.SANDBOX if outcome.error in {"sandbox", "machine"} else Fault.TASK
+            raise _Failure(
+                kind,
+                f"{task_dir.name}: the trial ended before the agent phase ({outcome.error}): "
+                f"{(outcome.error_message or '').strip()[-1500:]}",
+            )
+        return {"session": session.id, "instruction": session.instruction.result()}
+
+    async def exec(self, request: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(request)
+        if session.trial is not None and session.trial.done():
+            raise TaskError("the trial's agent phase has ended (its time ran out); submit it for the verdict")
+        reply = asyncio.get_running_loop().create_future()
+        timeout = request.get("timeout_sec")
+        await session.commands.put(Command(str(request["command"]), int(timeout) if timeout else None, reply))
+        await asyncio.wait({reply, session.trial}, return_when=asyncio.FIRST_COMPLETED)
+        if not reply.done():
+            reply.cancel()
+            raise TaskError("the trial's agent phase ended before the command ran (its time ran out)")
+        result = reply.result()
+        return {
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "return_code": result.return_code,
+            "output": format_output(result.stdout, result.stderr, result.return_code),
+        }
+
+    async def submit(self, request: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(request)
+        session.submitted.set()
+        try:
+            outcome = await session.trial
+        finally:
+            drop_session(session)
+        return {
+            "reward": outcome.reward,
+            "error": outcome.error,
+            "error_message": outcome.error_message,
+            "trial_dir": outcome.trial_dir,
+            "n_commands": session.n_commands,
+        }
+
+    async def close(self, request: dict[str, Any]) -> dict[str, Any]:
+        session = find_session(request.get("session"))
+        if session is None:
+            return {"closed": False}
+        drop_session(session)
+        if session.trial is not None and not session.trial.done():
+            session.trial.cancel()
+            await asyncio.gather(session.trial, return_exceptions=True)
+        return {"closed": True}
+
+    async def handle(self, line: str) -> None:
+        request: dict[str, Any] = {}
+        try:
+            request = json.loads(line)
+            op = request.get("op")
+            if op not in {"start", "exec", "submit", "close"}:
+                raise TaskError(f"unknown op {op!r} (start, exec, submit, close)")
+            result = await getattr(self, op)(request)
+            self._write({"id": request.get("id"), "result": result})
+        except _Failure as failure:
+            self._write({"id": request.get("id"), "error": {"kind": failure.kind.value, "message": str(failure)}})
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller, classified
+            explanation = explain(exc)
+            error = {"kind": explanation.kind.value, "message": str(explanation)}
+            self._write({"id": request.get("id"), "error": error})
+
+
+class _Failure(Exception):
+    def __init__(self, kind: Fault, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+async def serve(reader: asyncio.StreamReader, write: Any) -> None:
+    bridge = Bridge(write)
+    pending: set[asyncio.Task] = set()
+    while line := await reader.readline():
+        if line.strip():
+            task = asyncio.ensure_future(bridge.handle(line.decode()))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+    for session in open_sessions():  # the trainer went away: remove what it left running
+        await bridge.close({"session": session.id})
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+def main() -> int:
+    # the protocol gets the real stdout to itself; anything a library prints goes to stderr
+    channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    quiet_harbor_logs()
+
+    def write(message: dict[str, Any]) -> None:
+        channel.write(json.dumps(message, default=str) + "\n")
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        write({"id": None, "result": {"ready": True, "pid": os.getpid()}})
+        await serve(reader, write)
+
+    asyncio.run(run())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
