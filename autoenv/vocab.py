@@ -89,3 +89,10 @@ AUTOENV_AGENTS = {
     "coin": "autoenv.agents.coin:CoinOracleAgent",
     "partial": "autoenv.agents.partial:PartialSolutionAgent",
 }
+
+
+class SftSource(StrEnum):
+    """What ``autoenv train sft`` imitates."""
+
+    PROPOSER = "proposer"  # Cold Start: proposer episodes of accepted tasks
+    SOLVER = "solver"  # rejection-sampling fine-tuning: solver rollouts with reward 1

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from autoenv.cli.common import console, default, fail, fail_with, option, progress_bar, require_machine
-from autoenv.errors import MachineError, SandboxFault
+from autoenv.errors import MachineError, SandboxFault, TaskError
 from autoenv.flywheel.loop import Flywheel, FlywheelConfig, RunConfigMismatch
 from autoenv.report.trackers import require as require_tracker
 from autoenv.store.db import Store
@@ -46,6 +46,7 @@ def flywheel(
     if default(C, "proposer_training")
     else Switch.OFF,
     trainer: Annotated[str, option(C, "trainer")] = default(C, "trainer"),
+    init_policy: Annotated[Path | None, option(C, "init_policy", "--init-policy")] = default(C, "init_policy"),
     env: Annotated[str, option(C, "env")] = default(C, "env"),
     ray: Annotated[str | None, option(C, "ray", "--ray")] = default(C, "ray"),
     n_concurrent: Annotated[int, option(C, "n_concurrent", "-n", min=1)] = default(C, "n_concurrent"),
@@ -65,6 +66,9 @@ def flywheel(
     """Failures -> proposer -> accepted tasks -> grouped rollouts -> training, resumable from the store."""
     if static is not None and not static.is_dir():
         fail(f"{static}: --static must be a folder of tasks")
+    if init_policy is not None and not trainer.startswith("trl") and serve == ServeKind.NONE:
+        fail(f"--init-policy {init_policy}: only the trl trainer and --serve use a policy's weights; this run would "
+             "ignore it (add --trainer trl and/or --serve cpu)")  # fmt: skip
     if serve != ServeKind.NONE and (model or base_url):
         fail("--serve serves the run's own checkpoints; it does not go with --model/--base-url")
     given = dict(
@@ -84,6 +88,7 @@ def flywheel(
         static_dir=static,
         proposer_training=proposer_training == Switch.ON,
         trainer=trainer,
+        init_policy=init_policy,
         env=env,
         ray=ray,
         n_concurrent=n_concurrent,
@@ -128,6 +133,8 @@ def flywheel(
             reports = asyncio.run(Flywheel(config, store, progress=on_event).run())
         except SandboxFault as exc:  # the machine, not the tasks: nothing was recorded as invalid
             fail_with(exc, env=env)
+        except TaskError as exc:  # an input of the run is wrong (e.g. --init-policy is not a model folder)
+            fail_with(exc)
         except (RuntimeError, RunConfigMismatch, FileNotFoundError) as exc:
             fail(str(exc), code=2 if isinstance(exc, RunConfigMismatch | FileNotFoundError) else 1)
     table = Table(title=f"flywheel run {run!r} ({config.baseline}; {config.policies} policy)")

@@ -131,6 +131,11 @@ class FlywheelConfig(BaseModel):
         default="export",
         description="Training backend spec: export (batches for external trainers), trl or table[:lr=...].",
     )
+    init_policy: Path | None = Field(
+        default=None,
+        description="Policy v0: a save_pretrained folder (e.g. from `autoenv train sft`, the Cold Start) copied to "
+        "OUT/RUN/train/v0 before the first step; the trl trainer trains it and --serve serves it.",
+    )
     env: str = Field(default="local", description="Sandbox backend for every trial.")
     ray: str | None = Field(default=None, description="Ray address for rollouts (or 'local').")
     n_concurrent: int = Field(default=2, ge=1, description="Trials at once on this machine.")
@@ -290,6 +295,10 @@ class Flywheel:
             )
         self.out = Path(config.out_dir) / config.run
         self.out.mkdir(parents=True, exist_ok=True)
+        if config.init_policy is not None:
+            from autoenv.train.policy import install_initial_policy
+
+            install_initial_policy(config.init_policy, self.out / "train")
         self.progress = progress
         self.tracker: Tracker = NoTracker()  # opened by run() (--report-to)
         self.server = None

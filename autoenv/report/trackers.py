@@ -29,6 +29,8 @@ GROUPS = {
     "proposals": "proposer",
     "accepted": "proposer",
     "loss": "train",
+    "loss_after": "train",
+    "sft_loss": "train",
     "samples": "train",
     "tokens": "train",
     "propose_sec": "time",

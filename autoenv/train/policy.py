@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["POLICY_META", "checkpoint_dir", "read_policy_meta", "write_policy_meta", "policy_version"]
+__all__ = [
+    "POLICY_META",
+    "checkpoint_dir",
+    "install_initial_policy",
+    "read_policy_meta",
+    "write_policy_meta",
+    "policy_version",
+]
 
 POLICY_META = "autoenv_policy.json"
 
@@ -53,3 +61,35 @@ def policy_version(policy_dir: Path | str | None, default: int = 0) -> int:
     if name.startswith("v") and name[1:].isdigit():
         return int(name[1:])
     return default
+
+
+def install_initial_policy(source: Path | str, out_dir: Path | str) -> Path:
+    """Make ``source`` (a ``save_pretrained`` folder) the policy v0 of the trainer folder ``out_dir``.
+
+    Copied whole (aside, then renamed), so the run owns its v0 even if ``source`` changes later; its metadata
+    keeps where it came from (``init_from``) and what made it (``backend``: ``sft`` after a Cold Start). A run
+    resumed with the same source finds its v0 in place; a v0 from another source is an error, since two starting
+    points in one run would make its curve meaningless.
+    """
+    from autoenv.errors import TaskError
+
+    source = Path(source).resolve()
+    if not (source / "config.json").is_file():
+        raise TaskError(f"--init-policy {source}: not a save_pretrained model folder (no config.json)")
+    target = checkpoint_dir(out_dir, 0)
+    if target.exists():
+        meta = read_policy_meta(target) or {}
+        if meta.get("init_from") == str(source):
+            return target
+        raise TaskError(
+            f"{target} already holds a policy v0 from {meta.get('init_from') or 'another start'}; "
+            f"start a new --run to begin from {source}"
+        )
+    tmp = target.with_name(f".{target.name}.init-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    shutil.copytree(source, tmp)
+    fields = {k: v for k, v in (read_policy_meta(source) or {}).items() if k not in {"version", "created_at"}}
+    write_policy_meta(tmp, version=0, **{**fields, "init_from": str(source)})
+    tmp.rename(target)
+    return target

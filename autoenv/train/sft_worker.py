@@ -136,6 +136,7 @@ def sft_train(
         "steps": steps,
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,
+        "losses": losses,
         "seconds": round(time.monotonic() - started, 2),
     }
 
