@@ -55,6 +55,7 @@ class CheckpointModel:
         self.tokenizer = AutoTokenizer.from_pretrained(checkpoint)
         self.model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32).to(device).eval()
         self.device = device
+        self.default_max_tokens = 256  # for a request that sets no limit (main() takes --default-max-tokens)
         self.lock = threading.Lock()
 
     def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[int]:
@@ -105,7 +106,7 @@ class CheckpointModel:
     def completion(self, body: dict[str, Any], served_name: str) -> dict[str, Any]:
         messages = body.get("messages") or []
         prompt = self.prompt_ids(messages, body.get("tools"))
-        max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 256)
+        max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or self.default_max_tokens)
         temperature = float(body["temperature"]) if body.get("temperature") is not None else 1.0
         top_p = float(body["top_p"]) if body.get("top_p") is not None else 1.0
         completion_ids, logprobs, finish = self.generate(
@@ -244,8 +245,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8011)
     parser.add_argument("--served-model-name", default="policy")
+    parser.add_argument(
+        "--default-max-tokens",
+        type=int,
+        default=256,
+        help="generation limit of a request that sets none (a proposer writing whole tasks needs thousands)",
+    )
     args = parser.parse_args(argv)
     model = CheckpointModel(args.checkpoint)
+    model.default_max_tokens = args.default_max_tokens
     server = make_server(model, host=args.host, port=args.port, served_name=args.served_model_name)
     print(
         json.dumps({"serving": str(args.checkpoint), "version": model.version, "port": server.server_address[1]}),

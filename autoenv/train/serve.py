@@ -57,7 +57,9 @@ def vllm_command(
     ]
 
 
-def cpu_command(checkpoint: Path | str, *, port: int = 8011, served_model_name: str = "policy") -> list[str]:
+def cpu_command(
+    checkpoint: Path | str, *, port: int = 8011, served_model_name: str = "policy", extra_args: list[str] | None = None
+) -> list[str]:
     """The CPU server (:mod:`autoenv.train.cpu_serve`) in the training env."""
     from autoenv.train.trainenv import train_python
 
@@ -71,6 +73,7 @@ def cpu_command(checkpoint: Path | str, *, port: int = 8011, served_model_name: 
         str(port),
         "--served-model-name",
         served_model_name,
+        *(extra_args or []),
     ]
 
 
@@ -114,7 +117,9 @@ class PolicyServer:
         if self.kind == "cpu":
             from autoenv.train.trainenv import train_env
 
-            command = cpu_command(self.checkpoint, port=self.port, served_model_name=self.served_model_name)
+            command = cpu_command(
+                self.checkpoint, port=self.port, served_model_name=self.served_model_name, extra_args=self.extra_args
+            )
             env = train_env()
         else:
             command = vllm_command(

@@ -78,3 +78,29 @@ def test_the_learned_policy_draws_from_its_table(tmp_path):
     assert all(d["strategy"] == "solve" and d["table_version"] == 4 for d in draws)
     untrained = [LearnedPolicy(seed=s).decide(instruction)["strategy"] for s in range(60)]
     assert set(untrained) == set(STRATEGIES), "the untrained table is uniform"
+
+
+def test_train_step_on_the_command_line_reports_to_tensorboard(tmp_path):
+    """`autoenv train step --report-to tensorboard`: the step's loss and sample count, as TensorBoard serves them."""
+    import subprocess
+    import sys
+
+    from tests.tracking import tensorboard_scalars
+
+    uniform = {s: 1 / 3 for s in STRATEGIES}
+    batch = TrainingBatch(
+        run="cli", step=3, policy_version=0, samples=[sample("solve", 1.0, uniform), sample("give_up", -1.0, uniform)]
+    )
+    path = batch.write_jsonl(tmp_path / "batch.jsonl")
+    autoenv = str(Path(sys.executable).with_name("autoenv"))
+    run = subprocess.run(
+        [autoenv, "train", "step", "--batch", str(path), "--out", str(tmp_path / "out"), "--trainer", "table:lr=0.5",
+         "--report-to", "tensorboard"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(run.stdout)
+    curves = tensorboard_scalars(tmp_path / "out" / "tensorboard", "cli")
+    assert curves["train/samples"] == [(3, 2.0)]
+    assert curves["train/loss"] == [(3, pytest.approx(result["loss"], rel=1e-5))]
+    assert [step for step, _ in curves["time/train_sec"]] == [3]
