@@ -93,24 +93,29 @@ def main() -> int:
     parser.add_argument("--student", type=Path, help="v0 of the student (default: the tiny policy, built here)")
     parser.add_argument("--serve", choices=["cpu", "vllm"], default="cpu")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--resume", action="store_true", help="keep OUT's teacher store and SFT checkpoint; evaluate again"
+    )
     args = parser.parse_args()
     args.out = args.out.resolve()
-    if args.out.exists():
+    resume = args.resume and (args.out / "student-sft" / "autoenv_policy.json").is_file()
+    if args.out.exists() and not resume:
         shutil.rmtree(args.out)
-    args.out.mkdir(parents=True)
+    shutil.rmtree(args.out / "eval", ignore_errors=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
 
     cases = sorted(SEED_CASES.glob("*.yaml"))
     train_cases, held_out = cases[: -args.held_out], cases[-args.held_out :]
     train_dir = args.out / "train-cases"
-    train_dir.mkdir()
+    train_dir.mkdir(exist_ok=True)
     for case in train_cases:
         shutil.copy(case, train_dir / case.name)
     print(f"teacher seed cases: {', '.join(c.stem for c in train_cases)}; held out: "
           f"{', '.join(c.stem for c in held_out)}", flush=True)  # fmt: skip
 
     db = args.out / "teacher.db"
-    for method in ("feedback", "agentic"):
+    for method in () if resume else ("feedback", "agentic"):
         run("flywheel", "--steps", "1", "--db", str(db), "--out", str(args.out / "fw"), "--run", f"teacher-{method}",
             "--method", method, "--seed-cases", str(train_dir), "--proposals-per-step", str(args.teacher_proposals),
             "--group-size", "2", "--tasks-per-step", "1", "--benchmark-tasks", "1",
@@ -120,10 +125,15 @@ def main() -> int:
     student = args.student
     if student is None:
         student = args.out / "student-v0"
-        run("train", "init-policy", "--out", str(student), "--seed", str(args.seed))
-    sft = run("train", "sft", "--db", str(db), "--out", str(args.out / "student-sft"), "--policy", str(student),
-              "--steps", str(args.sft_steps), "--lr", str(args.sft_lr), "--seed", str(args.seed))  # fmt: skip
-    sft_result = json.loads(sft.stdout[sft.stdout.index("{") :])
+        if not resume:
+            run("train", "init-policy", "--out", str(student), "--seed", str(args.seed))
+    if resume:
+        sft_result = json.loads((args.out / "sft.json").read_text())
+    else:
+        sft = run("train", "sft", "--db", str(db), "--out", str(args.out / "student-sft"), "--policy", str(student),
+                  "--steps", str(args.sft_steps), "--lr", str(args.sft_lr), "--seed", str(args.seed))  # fmt: skip
+        sft_result = json.loads(sft.stdout[sft.stdout.index("{") :])
+        (args.out / "sft.json").write_text(json.dumps(sft_result))
     print(f"sft: {sft_result['samples']} episodes, {sft_result['tokens_trained']} tokens, loss "
           f"{sft_result['loss_first']:.3f} -> {sft_result['loss_last']:.3f}", flush=True)  # fmt: skip
 
