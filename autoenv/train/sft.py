@@ -23,36 +23,22 @@ from typing import Any
 from autoenv.errors import TaskError
 from autoenv.store.db import Store
 from autoenv.train.batch import TrainingBatch, TrainingSample
-from autoenv.train.trajectories import sample_from_trajectory
+from autoenv.train.build import proposer_sample, solver_sample
 from autoenv.vocab import SftSource
 
 __all__ = ["SftSource", "collect_sft_samples", "run_sft"]
 
 
 def _proposer_samples(store: Store, runs: list[str], include_uncalibrated: bool) -> tuple[list[TrainingSample], int]:
-    from autoenv.proposer.episode import ProposerEpisode
-
     samples, missing = [], 0
     for run in runs:
         for row in store.attempts(run=run):
             if not row["valid"] or not (row["calibrated"] or include_uncalibrated):
                 continue
-            if not row.get("episode_path") or not Path(row["episode_path"]).is_file():
+            if (sample := proposer_sample(row, advantage=1.0)) is None:
                 missing += 1
-                continue
-            episode = ProposerEpisode.load(row["episode_path"])
-            samples.append(
-                TrainingSample(
-                    role="proposer",
-                    task_hash=row["task_hash"] or "",
-                    policy_version=row["policy_version"] or 0,
-                    messages=episode.messages,
-                    turns=episode.turns,
-                    reward=row["reward"],
-                    advantage=1.0,
-                    meta={"run": run, "seed_case": row["seed_case"], "method": row["method"], "source": episode.source},
-                )
-            )
+            else:
+                samples.append(sample)
     return samples, missing
 
 
@@ -62,21 +48,10 @@ def _solver_samples(store: Store, runs: list[str], min_reward: float) -> tuple[l
         for row in store.rollouts(run=run):
             if row["reward"] is None or row["reward"] < min_reward:
                 continue
-            if not row["trajectory_path"] or not Path(row["trajectory_path"]).exists():
+            if (sample := solver_sample(row, advantage=1.0)) is None:
                 missing += 1
-                continue
-            samples.append(
-                sample_from_trajectory(
-                    row["trajectory_path"],
-                    role="solver",
-                    task_hash=row["task_hash"],
-                    rollout_id=row["id"],
-                    policy_version=row["policy_version"],
-                    reward=row["reward"],
-                    advantage=1.0,
-                    meta={"run": run},
-                )
-            )
+            else:
+                samples.append(sample)
     return samples, missing
 
 
