@@ -36,9 +36,9 @@ AUTOENV = str(Path(sys.executable).with_name("autoenv"))
 SEED_CASES = REPO / "examples" / "seed_cases"
 
 
-def run(*args: str, timeout: float = 3600) -> subprocess.CompletedProcess:
+def run(*args: str, timeout: float = 3600, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
     done = subprocess.run([AUTOENV, *args], capture_output=True, text=True, timeout=timeout)
-    if done.returncode != 0:
+    if done.returncode not in ok:
         sys.exit(f"cold_start: `autoenv {' '.join(args[:2])}` failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return done
 
@@ -67,7 +67,8 @@ def evaluate(label: str, checkpoint: Path, cases: list[Path], args: argparse.Nam
             done = run("propose", "-s", str(case), "-o", str(args.out / "eval" / label / case.stem),
                        "--policy", "openai", "--model", "policy", "--base-url", server.base_url,
                        "--method", "prompt", "--attempts", str(args.attempts), "--seed", str(args.seed),
-                       "--solver", "terminal:policy=scripted", "--json")  # fmt: skip
+                       "--solver", "terminal:policy=scripted", "--json", ok=(0, 1))  # fmt: skip
+            # exit 1: nothing was accepted, a verdict (the summary says why), not a failure of the bench
             summary = json.loads(done.stdout)
             valid += summary["valid"]
             attempts += summary["attempts"]
@@ -75,9 +76,18 @@ def evaluate(label: str, checkpoint: Path, cases: list[Path], args: argparse.Nam
             per_case[case.stem] = {"valid": summary["valid"], "attempts": summary["attempts"], "reasons": reasons}
     finally:
         server.stop()
+    # below validity: how much of the format the replies have (a tool-call marker, a call that parses)
+    replies = markers = parsed = 0
+    for path in (args.out / "eval" / label / "workspace" / ".proposer" / "episodes").glob("*.json"):
+        for message in json.loads(path.read_text())["messages"]:
+            if message["role"] == "assistant":
+                replies += 1
+                markers += "<tool_call>" in (message.get("content") or "") or bool(message.get("tool_calls"))
+                parsed += bool(message.get("tool_calls"))
     low, high = wilson_interval(valid, attempts)
     rate = valid / attempts if attempts else 0.0
     return {"policy": label, "valid": valid, "attempts": attempts, "rate": rate, "low": low, "high": high,
+            "replies": replies, "replies_with_tool_call_marker": markers, "replies_with_parsed_tool_call": parsed,
             "per_case": per_case, "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
 
 
@@ -139,11 +149,11 @@ def main() -> int:
 
     results = [evaluate("before", student, held_out, args), evaluate("after", args.out / "student-sft", held_out, args)]
     print(f"\n{machine()}\nvalid-environment rate on {len(held_out)} held-out seed cases x {args.attempts} attempts:")
-    print(f"{'policy':<8} {'valid':>7} {'rate':>6}  95% Wilson")
+    print(f"{'policy':<8} {'valid':>7} {'rate':>6}  95% Wilson    replies  with <tool_call>  parsed calls")
     for r in results:
-        print(
-            f"{r['policy']:<8} {r['valid']:>3}/{r['attempts']:<3} {r['rate']:>6.2f}  [{r['low']:.2f}, {r['high']:.2f}]"
-        )
+        share = f"{r['valid']:>3}/{r['attempts']:<3} {r['rate']:>6.2f}  [{r['low']:.2f}, {r['high']:.2f}]"
+        marks = r["replies_with_tool_call_marker"], r["replies_with_parsed_tool_call"]
+        print(f"{r['policy']:<8} {share}  {r['replies']:>7}  {marks[0]:>16}  {marks[1]:>12}")
     summary = {"sft": sft_result, "results": results, "held_out": [c.stem for c in held_out],
                "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2))
