@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from autoenv.cli.common import console, fail
-from autoenv.taskfmt.check import find_tasks
+from autoenv.taskfmt.check import find_tasks, grades_apart
 from autoenv.taskfmt.export import ExportError, export_tasks
 
 
@@ -59,7 +59,7 @@ def export_harbor(
         config = write_trial_config(
             harbor_trial_config(written[0], trials_dir=out.parent / "trials"), out / "trial-config.yaml"
         )
-        shared = [p.name for p in written if not _grades_apart(p)]
+        shared = [p.name for p in written if not grades_apart(p)]
         console.print(f"trial config: {config}; run one with: harbor trial start -c {config} -p {written[0]}")
         if shared:
             console.print(
@@ -67,17 +67,6 @@ def export_harbor(
                 f"{shared[0]}: their reward is only as safe as that sandbox (see README, Validation)",
                 highlight=False,
             )
-
-
-def _grades_apart(task: Path) -> bool:
-    """The task's verifier runs in a fresh sandbox (``[verifier] environment_mode = "separate"``)."""
-    import tomllib
-
-    try:
-        verifier = tomllib.loads((task / "task.toml").read_text()).get("verifier", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
-    return verifier.get("environment_mode") == "separate" or "environment" in verifier
 
 
 def register(app: typer.Typer) -> None:

@@ -58,8 +58,8 @@ def step(
 
     if not batch.is_file():
         fail(f"{batch}: no such batch file")
-    data = TrainingBatch.read_jsonl(batch)
     try:
+        data = TrainingBatch.read_jsonl(batch)
         tracker = make_tracker(report_to, out_dir=out, run=data.run or "train", config={"trainer": trainer})
         started = time.monotonic()
         result = make_trainer(trainer).train_step(data, policy_dir=policy, out_dir=out)

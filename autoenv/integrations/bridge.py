@@ -12,7 +12,7 @@ Requests (``op`` and its fields) and what ``result`` holds:
   a Harbor trial of the task with :class:`~autoenv.integrations.driven.DrivenAgent` is started (environment
   built and started, agent phase entered); ``{"session", "instruction"}``.
 - ``exec`` ``session``, ``command``, ``timeout_sec``: the command in the agent's sandbox, as the task's agent
-  user; ``{"stdout", "stderr", "return_code", "output"}`` (``output``: the tool message).
+  user; ``{"return_code", "output"}`` (``output``: the tool message, cut to 8,000 characters).
 - ``submit`` ``session``: the agent phase ends and the trial finishes as every autoenv trial does (outputs
   collected, tests in a fresh sandbox); ``{"reward", "error", "error_message", "trial_dir", "n_commands"}``.
   ``reward`` is None when the trial could not reach a verdict (a sandbox fault: not a training signal).
@@ -33,9 +33,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harbor.models.task.config import VerifierEnvironmentMode
-from harbor.models.task.task import Task
-
 from autoenv.errors import Fault, TaskError, explain
 from autoenv.integrations.driven import (
     IMPORT_PATH,
@@ -47,6 +44,7 @@ from autoenv.integrations.driven import (
     new_session,
     open_sessions,
 )
+from autoenv.taskfmt.check import grades_apart
 from autoenv.trials.runner import arun_trial, quiet_harbor_logs
 
 SHARED_MODE_ADVICE = (
@@ -56,18 +54,12 @@ SHARED_MODE_ADVICE = (
 )
 
 
-def check_gradable(task_dir: Path) -> Task:
-    """The task, if it grades in a fresh sandbox; else a :class:`TaskError` that says how to fix it."""
+def check_gradable(task_dir: Path) -> None:
+    """Nothing if the task grades in a fresh sandbox; else a :class:`TaskError` that says how to fix it."""
     if not (task_dir / "task.toml").is_file():
         raise TaskError(f"{task_dir}: not a Harbor task (no task.toml)")
-    task = Task(task_dir)
-    verifier = task.config.verifier
-    separate = verifier.environment_mode == VerifierEnvironmentMode.SEPARATE or (
-        verifier.environment_mode is None and verifier.environment is not None
-    )
-    if not separate:
-        raise TaskError(f"{task_dir / 'task.toml'}: {SHARED_MODE_ADVICE}")
-    return task
+    if not grades_apart(task_dir):
+        raise TaskError(f"{task_dir / 'task.toml'}: unreadable, or it {SHARED_MODE_ADVICE}")
 
 
 class Bridge:
@@ -120,12 +112,8 @@ class Bridge:
             reply.cancel()
             raise TaskError("the trial's agent phase ended before the command ran (its time ran out)")
         result = reply.result()
-        return {
-            "stdout": result.stdout,
-            "stderr": result.stderr,
-            "return_code": result.return_code,
-            "output": format_output(result.stdout, result.stderr, result.return_code),
-        }
+        output = format_output(result.stdout, result.stderr, result.return_code)
+        return {"return_code": result.return_code, "output": output}
 
     async def submit(self, request: dict[str, Any]) -> dict[str, Any]:
         session = self.session(request)

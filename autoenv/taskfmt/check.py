@@ -113,6 +113,18 @@ def is_task_dir(path: Path) -> bool:
     return (path / "task.toml").is_file()
 
 
+def grades_apart(task: Path) -> bool:
+    """The task's verifier runs in a fresh sandbox (``[verifier] environment_mode = "separate"``, or a verifier
+    environment of its own), not where the agent was root; a task.toml that does not parse does not."""
+    import tomllib
+
+    try:
+        verifier = tomllib.loads((task / "task.toml").read_text()).get("verifier", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return verifier.get("environment_mode") == "separate" or "environment" in verifier
+
+
 def find_tasks(path: Path) -> list[Path]:
     """A task directory, or every task directly below a dataset directory."""
     if is_task_dir(path):

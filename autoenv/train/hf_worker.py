@@ -50,9 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
-import shutil
 import sys
 import time
 from collections import Counter
@@ -61,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.train.batch import TokenTurn, TrainingBatch, TrainingSample
-from autoenv.train.policy import checkpoint_dir, policy_version, write_policy_meta
+from autoenv.train.policy import checkpoint_dir, policy_version, publish_dir, write_policy_meta
 
 BACKEND = "trl"
 
@@ -508,23 +506,14 @@ def train_on_batch(
 
 
 def save_checkpoint(model: Any, tokenizer: Any, out_dir: Path, version: int, *, meta: dict[str, Any]) -> Path:
-    """Save ``<out>/v{version}`` whole or not at all: written aside, then renamed into place.
+    """Save ``<out>/v{version}`` whole or not at all (:func:`~autoenv.train.policy.publish_dir`)."""
 
-    A crash mid-save must not leave a half checkpoint that the flywheel would
-    then serve; a rerun of the same step replaces the earlier result.
-    """
-    final = checkpoint_dir(out_dir, version)
-    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    write_policy_meta(tmp, version=version, **meta)
-    if final.exists():
-        shutil.rmtree(final)
-    tmp.rename(final)
-    return final
+    def fill(tmp: Path) -> None:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        write_policy_meta(tmp, version=version, **meta)
+
+    return publish_dir(checkpoint_dir(out_dir, version), fill)
 
 
 # -- CLI --------------------------------------------------------------------------------

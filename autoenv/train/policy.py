@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "read_policy_meta",
     "write_policy_meta",
     "policy_version",
+    "publish_dir",
 ]
 
 POLICY_META = "autoenv_policy.json"
@@ -63,6 +65,24 @@ def policy_version(policy_dir: Path | str | None, default: int = 0) -> int:
     return default
 
 
+def publish_dir(final: Path | str, fill: Callable[[Path], Any]) -> Path:
+    """Make the folder ``final`` whole or not at all: ``fill`` writes it aside, then it is renamed into place.
+
+    A crash mid-save must not leave a half checkpoint that a flywheel would then train or serve; a rerun replaces
+    the earlier result.
+    """
+    final = Path(final)
+    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    fill(tmp)
+    if final.exists():
+        shutil.rmtree(final)
+    tmp.rename(final)
+    return final
+
+
 def install_initial_policy(source: Path | str, out_dir: Path | str) -> Path:
     """Make ``source`` (a ``save_pretrained`` folder) the policy v0 of the trainer folder ``out_dir``.
 
@@ -85,11 +105,10 @@ def install_initial_policy(source: Path | str, out_dir: Path | str) -> Path:
             f"{target} already holds a policy v0 from {meta.get('init_from') or 'another start'}; "
             f"start a new --run to begin from {source}"
         )
-    tmp = target.with_name(f".{target.name}.init-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    shutil.copytree(source, tmp)
     fields = {k: v for k, v in (read_policy_meta(source) or {}).items() if k not in {"version", "created_at"}}
-    write_policy_meta(tmp, version=0, **{**fields, "init_from": str(source)})
-    tmp.rename(target)
-    return target
+
+    def fill(tmp: Path) -> None:
+        shutil.copytree(source, tmp, dirs_exist_ok=True)
+        write_policy_meta(tmp, version=0, **{**fields, "init_from": str(source)})
+
+    return publish_dir(target, fill)

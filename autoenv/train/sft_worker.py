@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import sys
 import tempfile
 import time
@@ -26,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.train.batch import TrainingBatch
-from autoenv.train.policy import read_policy_meta, write_policy_meta
+from autoenv.train.policy import publish_dir, read_policy_meta, write_policy_meta
 
 __all__ = ["encode_batch", "sft_train", "main"]
 
@@ -38,26 +36,18 @@ def log(message: str) -> None:
 def encode_batch(
     batch: TrainingBatch, tokenizer: Any, *, max_length: int
 ) -> tuple[list[dict[str, list[int]]], Counter]:
-    """Rows of ``input_ids`` and ``assistant_masks`` (1: a token the policy wrote), and why samples were skipped."""
-    from autoenv.train.hf_worker import sample_parts, training_template
+    """Rows of ``input_ids`` and ``assistant_masks`` (1: a token the policy wrote), and why samples were skipped.
+
+    The GRPO worker's sequences (:func:`~autoenv.train.hf_worker.build_sequences`): the same tokens, masks and
+    truncation, so a policy imitates exactly what it would be reinforced on.
+    """
+    from autoenv.train.hf_worker import build_sequences, training_template
 
     template, _ = training_template(tokenizer)
-    skipped: Counter = Counter()
-    rows = []
-    for sample in batch.samples:
-        parts = sample_parts(sample, tokenizer, template, len(tokenizer), skipped)
-        if not parts:
-            skipped["no_tokens"] += 1
-        for ids, mask, _old, _source in parts:
-            if len(ids) > max_length:  # keep the end: the latest turns, which led to the outcome
-                ids, mask = ids[-max_length:], mask[-max_length:]
-                skipped["truncated"] += 1
-            mask = [0, *mask[1:]]  # the first token has no context to be predicted from
-            if sum(mask):
-                rows.append({"input_ids": list(ids), "assistant_masks": list(mask)})
-            else:
-                skipped["no_trainable_tokens"] += 1
-    return rows, skipped
+    sequences, _, skipped = build_sequences(
+        batch, tokenizer, template, vocab_size=len(tokenizer), max_length=max_length
+    )
+    return [{"input_ids": s.ids, "assistant_masks": s.mask} for s in sequences], skipped
 
 
 def sft_train(
@@ -89,11 +79,6 @@ def sft_train(
     torch.manual_seed(seed)
     tokenizer = AutoTokenizer.from_pretrained(policy)
     model = AutoModelForCausalLM.from_pretrained(policy)
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
     with tempfile.TemporaryDirectory(prefix="autoenv-sft-") as scratch:
         config = SFTConfig(
             output_dir=scratch,
@@ -119,16 +104,14 @@ def sft_train(
         )
         trainer.train()
         losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-        tmp.mkdir(parents=True)
+    chat_format = (read_policy_meta(policy) or {}).get("chat_format")
+
+    def fill(tmp: Path) -> None:
         trainer.model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-    base_meta = read_policy_meta(policy) or {}
-    write_policy_meta(
-        tmp, version=0, parent=str(policy), backend="sft", chat_format=base_meta.get("chat_format"), **(meta or {})
-    )
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.rename(out)
+        write_policy_meta(tmp, version=0, parent=str(policy), backend="sft", chat_format=chat_format, **(meta or {}))
+
+    out = publish_dir(Path(out).resolve(), fill)
     return {
         "checkpoint": str(out),
         "rows": len(rows),

@@ -27,18 +27,24 @@ pytestmark = [
 MEDIAN = EXAMPLE_TASKS / "fix-median-bug"
 
 
-def _probe(episodes: list[dict], trials: Path) -> list[dict]:
+def _in_train_env(script: Path, *args: str, stdin: str | None = None, timeout: float = 600) -> str:
+    """Run ``script`` with the training env's Python, as a user's trainer runs; its stdout."""
     done = subprocess.run(
-        [str(TRAIN_PY), str(Path(__file__).with_name("trl_probe.py")), str(trials)],
-        input=json.dumps(episodes),
+        [str(TRAIN_PY), str(script), *args],
+        input=stdin,
         capture_output=True,
         text=True,
         env=train_env(),
         cwd=REPO_ROOT,
-        timeout=600,
+        timeout=timeout,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout
+
+
+def _probe(episodes: list[dict], trials: Path) -> list[dict]:
+    out = _in_train_env(Path(__file__).with_name("trl_probe.py"), str(trials), stdin=json.dumps(episodes))
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 @pytest.mark.slow
@@ -79,16 +85,10 @@ def test_grpo_trainer_trains_through_autoenvs_environment(tmp_path):
 
     Rewards are real verdicts (both 0 and 1 occur, each from a trial folder), and a step has reward variance and
     so a non-zero gradient."""
-    done = subprocess.run(
-        [str(TRAIN_PY), str(REPO_ROOT / "examples" / "trl_grpo.py"), "--out", str(tmp_path / "run"), "--steps", "2"],
-        capture_output=True,
-        text=True,
-        env=train_env(),
-        cwd=REPO_ROOT,
-        timeout=900,
+    out = _in_train_env(
+        REPO_ROOT / "examples" / "trl_grpo.py", "--out", str(tmp_path / "run"), "--steps", "2", timeout=900
     )
-    assert done.returncode == 0, done.stderr[-4000:]
-    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    summary = json.loads(out.strip().splitlines()[-1])
     assert summary["cold_start"]["loss_last"] < summary["cold_start"]["loss_first"]
     rewards = [r["reward"] for r in summary["rollouts"]]
     assert len(rewards) == 8 and set(rewards) == {0.0, 1.0}, rewards
