@@ -6,12 +6,14 @@ For each task, in one run on one machine:
   the physical floor;
 - local: a Harbor trial on ``--env local`` in-process (image cached): container
   start, oracle, tests upload, verifier, teardown;
-- docker: the same trial on Harbor's own docker environment (image cached), when a
+- docker: the same trial on Harbor's own, unchanged ``DockerEnvironment`` (image cached), when a
   Docker daemon answers. Bundled tasks are ``no-network``, which Harbor's docker
   environment cannot enforce offline, so the docker run uses a copy set to
-  ``network_mode = "public"`` (the local column is measured on that copy too).
+  ``network_mode = "public"`` (the local column is measured on that copy too);
+- autoenv docker: the same on ``--env docker`` (:mod:`autoenv.sandbox.docker`: Harbor's class, with
+  containers discarded without Docker's stop grace).
 
-Prints each time and the ratios local/bare and docker/local.
+Prints each time and the ratios local/bare, docker/local and docker/autoenv docker.
 Run: .venv/bin/python bench/trial_overhead.py [TASK ...]
 """
 
@@ -33,6 +35,7 @@ from autoenv.trials.runner import quiet_harbor_logs, run_trial  # noqa: E402
 from bench._common import best_of, machine  # noqa: E402
 
 TASKS = Path(__file__).resolve().parents[1] / "examples" / "tasks"
+HARBOR_DOCKER = "harbor.environments.docker.docker:DockerEnvironment"
 DEFAULT = ["fix-median-bug", "log-parser-cli", "csv-statistic"]
 
 
@@ -103,18 +106,23 @@ def main() -> None:
     names = sys.argv[1:] or DEFAULT
     docker = docker_available()
     print(f"machine: {machine()}; docker: {docker or 'no daemon (docker column skipped)'}")
-    print(f"{'task':<22} {'bare':>8} {'local':>8} {'docker':>8} {'local/bare':>11} {'docker/local':>13}")
+    print(
+        f"{'task':<22} {'bare':>8} {'local':>8} {'docker':>8} {'autoenv docker':>15} {'local/bare':>11} "
+        f"{'docker/local':>13} {'docker/autoenv docker':>22}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         trials = Path(tmp) / "trials"
         for name in names:
             task = public_copy(TASKS / name, Path(tmp))
             floor = best_of(3, lambda task=task: bare(task))
             local = timed_trial(task, trials, "local")
-            dock = timed_trial(task, trials, "docker") if docker else None
+            dock = timed_trial(task, trials, HARBOR_DOCKER) if docker else None
+            ours = timed_trial(task, trials, "docker") if docker else None
             print(
                 f"{name:<22} {floor * 1000:>6.0f}ms {local * 1000:>6.0f}ms "
-                f"{(f'{dock * 1000:.0f}ms') if dock else '-':>8} {local / floor:>10.2f}x "
-                f"{(f'{dock / local:.1f}x') if dock else '-':>13}"
+                f"{(f'{dock * 1000:.0f}ms') if dock else '-':>8} {(f'{ours * 1000:.0f}ms') if ours else '-':>15} "
+                f"{local / floor:>10.2f}x {(f'{dock / local:.1f}x') if dock else '-':>13} "
+                f"{(f'{dock / ours:.1f}x') if dock and ours else '-':>22}"
             )
 
 

@@ -10,7 +10,8 @@ for more) runs with Docker's own ``network_mode: none`` (Harbor's
 Everything else (build, exec, transfers, compose) is Harbor's code unchanged;
 tasks with allow-lists or network switches between phases still need Harbor's
 sidecar and are refused as before. It also keeps Harbor's image-build locks per event loop
-(see ``_image_build_locks``).
+(see ``_image_build_locks``), and discards a trial's containers without Docker's 10 s stop grace
+(see ``DISCARD_TIMEOUT_SEC``).
 
 Load it as ``--env docker`` in autoenv, or in Harbor by import path:
 ``harbor trial start -e autoenv.sandbox.docker:OfflineDockerEnvironment``.
@@ -61,6 +62,19 @@ class OfflineDockerEnvironment(DockerEnvironment):
     #: event loop that first waited on it, so a second ``asyncio.run`` in the same process (validation
     #: after a batch of trials) failed with "bound to a different event loop". One dict per loop.
     _build_locks_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    #: Seconds ``docker compose down`` waits after SIGTERM before it kills. Harbor's services run
+    #: ``sh -c "sleep infinity"`` as PID 1, which the kernel shields from SIGTERM, so Docker's default
+    #: grace (10 s) was spent in full at every teardown: twice a trial (the agent's sandbox and the
+    #: verifier's), 20 of a trial's ~30 s. ``down`` discards the project (its outputs were downloaded
+    #: before), so nothing in it has state left to save; ``stop`` (kept containers, one service stopped
+    #: mid-trial) keeps Docker's grace.
+    DISCARD_TIMEOUT_SEC = 0
+
+    async def _run_docker_compose_command(self, command: list[str], *args, **kwargs) -> ExecResult:
+        if command[:1] == ["down"] and "--timeout" not in command and "-t" not in command:
+            command = ["down", "--timeout", str(self.DISCARD_TIMEOUT_SEC), *command[1:]]
+        return await super()._run_docker_compose_command(command, *args, **kwargs)
 
     @property
     def _image_build_locks(self) -> dict[str, asyncio.Lock]:

@@ -59,6 +59,15 @@ def test_every_bundled_task_oracle_1_nop_0_on_docker(tmp_path):
         if o.reward != (1.0 if k[1] == "oracle" else 0.0)
     }
     assert not wrong, wrong
+    # each trial's containers were discarded (`compose down` without Docker's stop grace still removes them)
+    projects = subprocess.run(
+        ["docker", "ps", "-a", "--format", '{{.Label "com.docker.compose.project"}}'],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    left = [p for p in projects if any(p.startswith(t.name.lower()) for t in tasks)]
+    assert not left, left
 
 
 def test_validate_on_docker(tmp_path):
