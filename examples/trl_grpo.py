@@ -12,7 +12,7 @@ example first gives it a Cold Start with TRL's SFTTrainer (``autoenv.train.sft_w
 per task: the task's reference solution run through the ``bash`` tool, and a look around (``ls /app``) that
 solves nothing. The policy then samples one or the other (and corruptions of both), so a group of rollouts has
 rewards that differ, and the GRPO step has a gradient. With a real model, skip the Cold Start (``--cold-start-
-steps 0``) and point ``--policy`` at it.
+steps 0``), point ``--policy`` at it, and sample at ``--temperature 1``.
 
 Prints one JSON line: per step TRL's logged reward, reward std and grad norm, every rollout's reward with its
 trial folder, and where the policy was saved.
@@ -70,8 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", type=Path, help="start from this save_pretrained folder (default: tiny)")
     parser.add_argument("--steps", type=int, default=2, help="GRPO steps")
     parser.add_argument("--num-generations", type=int, default=4, help="rollouts per task per step (a group)")
-    parser.add_argument("--cold-start-steps", type=int, default=250, help="SFT steps on the demonstrations")
+    parser.add_argument("--cold-start-steps", type=int, default=120, help="SFT steps on the demonstrations")
     parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=0.5,
+        help="sampling temperature of the rollouts (0.5 keeps the briefly cold-started tiny policy near its two "
+        "demonstrations, so a group holds both rewards; 1.0 is the usual value for a real model)",
+    )
     parser.add_argument("--max-completion-length", type=int, default=768)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -142,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         per_device_train_batch_size=args.num_generations * len(task_dirs),
         learning_rate=args.lr,
         beta=0.0,
-        temperature=1.0,
+        temperature=args.temperature,
         max_completion_length=args.max_completion_length,
         max_tool_calling_iterations=2,
         logging_steps=1,

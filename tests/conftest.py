@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,38 @@ def trials_dir(tmp_path: Path) -> Path:
 
 def bundled_tasks() -> list[Path]:
     return sorted(p for p in EXAMPLE_TASKS.iterdir() if (p / "task.toml").exists()) if EXAMPLE_TASKS.exists() else []
+
+
+#: seconds each test file took in a whole-suite run (setup, call and teardown of its tests, under the test command's
+#: workers): ``AUTOENV_STORE_DURATIONS=1 bash scripts/test.sh`` writes it anew. Only the order of files uses it.
+DURATIONS = Path(__file__).with_name("durations.json")
+#: a file the durations do not know yet weighs this much a test, its ``slow`` tests ten times as much
+NEW_TEST_SECONDS = 1.0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest test files first, each file's tests in their own order. ``scripts/test.sh`` hands files to its
+    pytest-xdist workers in this order (``--dist loadfile --no-loadscope-reorder``): the long files start early and
+    the short ones fill in after, so the workers end together instead of one running a long file alone at the end."""
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    guess: Counter[str] = Counter()
+    for item in items:
+        guess[_file_of(item)] += NEW_TEST_SECONDS * (10 if item.get_closest_marker("slow") else 1)
+    items.sort(key=lambda item: -known.get(_file_of(item), guess[_file_of(item)]))
+
+
+def _file_of(item_or_report) -> str:
+    return item_or_report.nodeid.split("::", 1)[0]
+
+
+_seconds: Counter[str] = Counter()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _seconds[_file_of(report)] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # the controller (or a run without workers) sees every report; workers write nothing
+    if os.environ.get("AUTOENV_STORE_DURATIONS") == "1" and not hasattr(session.config, "workerinput"):
+        DURATIONS.write_text(json.dumps({k: round(v, 1) for k, v in sorted(_seconds.items())}, indent=1) + "\n")

@@ -26,10 +26,10 @@ def flywheel_cmd(db: Path, out: Path, steps: int, *extra: str) -> list[str]:
     return [AUTOENV, "flywheel", "--steps", str(steps), "--db", str(db), "--out", str(out), *SMALL, *extra]
 
 
-def test_three_step_offline_flywheel_then_report(tmp_path):
+def test_two_step_offline_flywheel_then_report(tmp_path):
     db, out = tmp_path / "fw.db", tmp_path / "fw"
     run = subprocess.run(
-        flywheel_cmd(db, out, 3, "--report-to", "tensorboard"),
+        flywheel_cmd(db, out, 2, "--report-to", "tensorboard"),
         capture_output=True,
         text=True,
         timeout=1500,
@@ -45,16 +45,16 @@ def test_three_step_offline_flywheel_then_report(tmp_path):
         "proposer/proposer_valid_rate",
         "time/collect_sec",
     ):
-        assert [step for step, _ in curves[tag]] == [0, 1, 2], (tag, curves.keys())
+        assert [step for step, _ in curves[tag]] == [0, 1], (tag, curves.keys())
     assert [v for _, v in curves["solver/benchmark_score"]] == pytest.approx([s["benchmark_score"] for s in steps])
-    assert [s["step"] for s in steps] == [0, 1, 2] and all(s["status"] == "done" for s in steps)
-    assert [s["policy_version_in"] for s in steps] == [0, 1, 2], "each step trains and the next uses the new version"
-    assert store.count("rollouts") == 3 * 2 * 2
-    assert store.count("attempts") >= 3
+    assert [s["step"] for s in steps] == [0, 1] and all(s["status"] == "done" for s in steps)
+    assert [s["policy_version_in"] for s in steps] == [0, 1], "each step trains and the next uses the new version"
+    assert store.count("rollouts") == 2 * 2 * 2
+    assert store.count("attempts") >= 2
     for g in store.groups("main"):
         assert len(store.rollouts(group_id=g["id"])) == 2
     versions = {r["policy_version"] for r in store.rollouts("main")}
-    assert versions == {0, 1, 2}
+    assert versions == {0, 1}
     assert (out / "main" / "train").exists()
     report = subprocess.run(
         [AUTOENV, "report", "--db", str(db), "--out", str(tmp_path / "report")],

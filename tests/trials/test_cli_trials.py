@@ -16,21 +16,23 @@ pytestmark = needs_namespaces
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", bundled_tasks(), ids=lambda p: p.name)
-def test_bundled_task_oracle_1_nop_0(task, tmp_path):
+def test_every_bundled_task_oracle_1_nop_0(tmp_path):
+    """`autoenv trials` over the bundled tasks folder: the reference solution passes every task, doing nothing
+    passes none (one command per agent: the tasks run side by side, as a user runs a dataset)."""
     rewards = {}
     for agent in ("oracle", "nop"):
         out = subprocess.run(
-            [AUTOENV, "trial", str(task), "--agent", agent, "--json", "--trials-dir", str(tmp_path)],
+            [AUTOENV, "trials", str(EXAMPLE_TASKS), "--agent", agent, "--json", "--trials-dir", str(tmp_path)],
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=900,
         )
         assert out.returncode == 0, out.stderr[-2000:]
-        result = json.loads(out.stdout)
-        assert result["error"] is None, result
-        rewards[agent] = result["reward"]
-    assert rewards == {"oracle": 1.0, "nop": 0.0}
+        for result in json.loads(out.stdout):
+            assert result["error"] is None, result
+            rewards[result["task"], agent] = result["reward"]
+    names = [t.name for t in bundled_tasks()]
+    assert rewards == {**{(n, "oracle"): 1.0 for n in names}, **{(n, "nop"): 0.0 for n in names}}
 
 
 def test_trials_json_and_table(tmp_path):
