@@ -47,18 +47,15 @@ _why = _docker_problem()
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.skipif(_why is not None, reason=f"{_why}")]
 
 
-def test_every_bundled_task_oracle_1_nop_0_on_docker(tmp_path):
+def test_every_bundled_task_passes_with_its_oracle_on_docker(tmp_path):
+    """Every bundled task builds and grades its reference solution 1 on Docker (doing nothing is graded 0 on Docker
+    in ``test_validate_on_docker``'s nop runs, and on the local backend for every task by its validation)."""
     tasks = bundled_tasks()
-    jobs = [(t, agent) for t in tasks for agent in ("oracle", "nop")]
     # Docker trials mostly wait on compose; four at a time keeps two cores busy
-    outcomes = asyncio.run(arun_many(jobs, n_concurrent=4, env="docker", trials_dir=tmp_path))
-    by = {(o.task, o.agent): o for o in outcomes}
-    wrong = {
-        k: (o.reward, o.error, (o.error_message or "")[-300:])
-        for k, o in by.items()
-        if o.reward != (1.0 if k[1] == "oracle" else 0.0)
-    }
+    outcomes = asyncio.run(arun_many([(t, "oracle") for t in tasks], n_concurrent=4, env="docker", trials_dir=tmp_path))
+    wrong = {o.task: (o.reward, o.error, (o.error_message or "")[-300:]) for o in outcomes if o.reward != 1.0}
     assert not wrong, wrong
+    assert sorted(o.task for o in outcomes) == sorted(t.name for t in tasks)
     # each trial's containers were discarded (`compose down` without Docker's stop grace still removes them)
     projects = subprocess.run(
         ["docker", "ps", "-a", "--format", '{{.Label "com.docker.compose.project"}}'],
@@ -72,20 +69,23 @@ def test_every_bundled_task_oracle_1_nop_0_on_docker(tmp_path):
 
 def test_validate_on_docker(tmp_path):
     copies = [
-        Path(shutil.copytree(EXAMPLE_TASKS / name, tmp_path / name, ignore=shutil.ignore_patterns(".autoenv")))
-        for name in ("fix-median-bug", "csv-statistic")
+        Path(
+            shutil.copytree(
+                EXAMPLE_TASKS / "fix-median-bug", tmp_path / "fix-median-bug", ignore=shutil.ignore_patterns(".autoenv")
+            )
+        )
     ]
     # and a weak one: the expected sum sits in /app/.meta/audit.log, which the leak scan (validation's busybox,
     # dot-folders read) copies out of the container
     reviewed = Path(__file__).parents[1] / "validate" / "reviewed" / "answer-in-audit-log"
     copies.append(Path(shutil.copytree(reviewed, tmp_path / reviewed.name, ignore=shutil.ignore_patterns(".autoenv"))))
 
-    async def all_three():  # Docker trials mostly wait on compose: the validations at once, two trials each
+    async def both():  # Docker trials mostly wait on compose: the validations at once, two trials each
         return await asyncio.gather(*(avalidate_task(c, env="docker", trials_dir=tmp_path / "trials") for c in copies))
 
-    median, csv, leaky = asyncio.run(all_three())
+    median, leaky = asyncio.run(both())
     assert median.valid, median.feedback()
-    assert csv.valid, csv.feedback()
+    assert median.check("nop").passed is True, "doing nothing was tried on Docker, and got 0"
     assert [c.name for c in leaky.failed] == ["leakage"], leaky.feedback()
     assert "/app/.meta/audit.log:2" in leaky.feedback()
 

@@ -16,23 +16,19 @@ pytestmark = needs_namespaces
 
 
 @pytest.mark.slow
-def test_every_bundled_task_oracle_1_nop_0(tmp_path):
-    """`autoenv trials` over the bundled tasks folder: the reference solution passes every task, doing nothing
-    passes none (one command per agent: the tasks run side by side, as a user runs a dataset)."""
-    rewards = {}
-    for agent in ("oracle", "nop"):
-        out = subprocess.run(
-            [AUTOENV, "trials", str(EXAMPLE_TASKS), "--agent", agent, "--json", "--trials-dir", str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        assert out.returncode == 0, out.stderr[-2000:]
-        for result in json.loads(out.stdout):
-            assert result["error"] is None, result
-            rewards[result["task"], agent] = result["reward"]
-    names = [t.name for t in bundled_tasks()]
-    assert rewards == {**{(n, "oracle"): 1.0 for n in names}, **{(n, "nop"): 0.0 for n in names}}
+def test_autoenv_trials_passes_every_bundled_task_with_its_oracle(tmp_path):
+    """`autoenv trials` over the bundled tasks folder, as a user runs a dataset: the reference solution passes every
+    task (that doing nothing passes none is each bundled task's validation, tests/validate/test_corpus.py)."""
+    out = subprocess.run(
+        [AUTOENV, "trials", str(EXAMPLE_TASKS), "--agent", "oracle", "--json", "--trials-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    results = json.loads(out.stdout)
+    assert [r for r in results if r["error"] is not None or r["reward"] != 1.0] == []
+    assert sorted(r["task"] for r in results) == [t.name for t in bundled_tasks()]
 
 
 def test_trials_json_and_table(tmp_path):
