@@ -96,8 +96,9 @@ def bundled_tasks() -> list[Path]:
     return sorted(p for p in EXAMPLE_TASKS.iterdir() if (p / "task.toml").exists()) if EXAMPLE_TASKS.exists() else []
 
 
-#: seconds each test file took in a whole-suite run (setup, call and teardown of its tests, under the test command's
-#: workers): ``AUTOENV_STORE_DURATIONS=1 bash scripts/test.sh`` writes it anew. Only the order of files uses it.
+#: seconds each test file took (setup, call and teardown of its tests, under the test command's workers):
+#: ``AUTOENV_STORE_DURATIONS=1 bash scripts/test.sh [PATHS]`` updates the files that run. Only the order of files
+#: uses it.
 DURATIONS = Path(__file__).with_name("durations.json")
 #: a file the durations do not know yet weighs this much a test, its ``slow`` tests ten times as much
 NEW_TEST_SECONDS = 1.0
@@ -128,4 +129,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # the controller (or a run without workers) sees every report; workers write nothing
     if os.environ.get("AUTOENV_STORE_DURATIONS") == "1" and not hasattr(session.config, "workerinput"):
-        DURATIONS.write_text(json.dumps({k: round(v, 1) for k, v in sorted(_seconds.items())}, indent=1) + "\n")
+        known = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+        # a run of some files keeps the others' seconds
+        known.update({k: round(v, 1) for k, v in _seconds.items()})
+        DURATIONS.write_text(json.dumps(dict(sorted(known.items())), indent=1) + "\n")

@@ -68,17 +68,11 @@ def test_every_bundled_task_passes_with_its_oracle_on_docker(tmp_path):
 
 
 def test_validate_on_docker(tmp_path):
-    copies = [
-        Path(
-            shutil.copytree(
-                EXAMPLE_TASKS / "fix-median-bug", tmp_path / "fix-median-bug", ignore=shutil.ignore_patterns(".autoenv")
-            )
-        )
-    ]
-    # and a weak one: the expected sum sits in /app/.meta/audit.log, which the leak scan (validation's busybox,
-    # dot-folders read) copies out of the container
-    reviewed = Path(__file__).parents[1] / "validate" / "reviewed" / "answer-in-audit-log"
-    copies.append(Path(shutil.copytree(reviewed, tmp_path / reviewed.name, ignore=shutil.ignore_patterns(".autoenv"))))
+    # a good task, and a weak one: the expected sum sits in /app/.meta/audit.log, which the leak scan (validation's
+    # busybox, dot-folders read) copies out of the container
+    weak = Path(__file__).parents[1] / "validate" / "reviewed" / "answer-in-audit-log"
+    sources = [EXAMPLE_TASKS / "fix-median-bug", weak]
+    copies = [Path(shutil.copytree(s, tmp_path / s.name, ignore=shutil.ignore_patterns(".autoenv"))) for s in sources]
 
     async def both():  # Docker trials mostly wait on compose: the validations at once, two trials each
         return await asyncio.gather(*(avalidate_task(c, env="docker", trials_dir=tmp_path / "trials") for c in copies))
