@@ -18,7 +18,7 @@ from autoenv.trials import runner
 from autoenv.validate import cache
 from autoenv.validate.calibration import CalibrationReport, acalibrate, parse_band
 from autoenv.validate.reward import proposer_reward
-from autoenv.validate.validation import ValidationReport, avalidate_task, cached_validation
+from autoenv.validate.validation import TRIALS_AT_ONCE, ValidationReport, avalidate_task, cached_validation
 
 EnvOpt = Annotated[
     str,
@@ -33,8 +33,19 @@ ForceOpt = Annotated[
 ConcurrencyOpt = Annotated[
     int, typer.Option("-n", "--n-concurrent", min=1, help="Trials run at once (a dataset: tasks validated at once).")
 ]
-#: Trials each validation of a dataset audit runs at once (``-n`` counts the tasks then).
+#: Trials each validation of a dataset audit runs at once (``-n`` counts the tasks then, 2 by default).
 AUDIT_TRIALS = 2
+AUDIT_JOBS = 2
+ValidateConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option(
+        "-n",
+        "--n-concurrent",
+        min=1,
+        help="Trials of the task run at once (default: one more than the cores, at most 5); for a dataset, tasks "
+        "validated at once (default 2).",
+    ),
+]
 ThresholdOpt = Annotated[float, typer.Option(help="Reward that counts as a pass (below 1 for graded rewards).")]
 
 COLOURS = {"pass": "green", "FAIL": "red", "skip": "yellow"}
@@ -79,7 +90,7 @@ def validate(
     margin: Annotated[
         float, typer.Option(help="Share of the agent/verifier time limits the reference run may use.")
     ] = 0.5,
-    n_concurrent: ConcurrencyOpt = 2,
+    n_concurrent: ValidateConcurrencyOpt = None,
     force: ForceOpt = False,
     trials_dir: Annotated[Path, typer.Option(help="Where validation trials are written.")] = Path("runs") / "validate",
     json_out: JsonOpt = False,
@@ -149,10 +160,12 @@ def validate(
         all_checks=all_checks,
     )
     if path.is_dir() and not is_task_dir(path):  # a dataset folder: an audit
-        _audit(path, tasks, jobs=n_concurrent, ray_address=ray_address, db=db, json_out=json_out, **settings)
+        _audit(
+            path, tasks, jobs=n_concurrent or AUDIT_JOBS, ray_address=ray_address, db=db, json_out=json_out, **settings
+        )
     task = tasks[0]
     try:
-        report = asyncio.run(avalidate_task(task, n_concurrent=n_concurrent, **settings))
+        report = asyncio.run(avalidate_task(task, n_concurrent=n_concurrent or TRIALS_AT_ONCE, **settings))
     except Exception as exc:  # noqa: BLE001 - the backend, the infrastructure or a bug, not a verdict on the task
         fail_with(exc, task=task, env=env, json_out=json_out)
     if json_out:

@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from autoenv.train.batch import TrainingBatch
 from autoenv.train.policy import checkpoint_dir, write_policy_meta
 from autoenv.train.trainer import TrainResult, batch_file
+
+if TYPE_CHECKING:
+    from autoenv.agents.policies.learned import PolicyTable
 
 
 def recorded_decisions(sample: Any) -> list[dict[str, Any]]:
@@ -65,27 +69,15 @@ class TableTrainer:
             if policy_dir is not None and (Path(policy_dir) / "table.json").is_file()
             else PolicyTable()
         )
-        grads: dict[tuple[str, str], dict[str, float]] = {}
-        counts: dict[tuple[str, str], int] = {}
-        loss, used, skipped = 0.0, 0, 0
+        draws = []
+        skipped = 0
         for sample in batch.samples:
             decisions = recorded_decisions(sample)
             if not decisions or sample.advantage == 0.0:
                 skipped += 1
                 continue
-            for decision in decisions:  # the episode's log-probability is the sum over its draws
-                role = decision.get("role", sample.role)
-                probs: dict[str, float] = decision["probs"]
-                weight = sample.advantage * (self.proposer_weight if role == "proposer" else 1.0)
-                key = (role, decision["key"])
-                grad = grads.setdefault(key, {o: 0.0 for o in probs})
-                for option, p in probs.items():
-                    grad[option] = grad.get(option, 0.0) + weight * (
-                        (1.0 if option == decision["strategy"] else 0.0) - p
-                    )
-                counts[key] = counts.get(key, 0) + 1
-                loss -= sample.advantage * _log(probs.get(decision["strategy"], 0.0))
-            used += 1
+            draws.append((sample.advantage, sample.role, decisions))
+        loss, used = policy_gradient_step(table, draws, lr=self.lr, proposer_weight=self.proposer_weight)
         version_out = batch.policy_version + (1 if used else 0)
         if not used:
             return TrainResult(
@@ -98,10 +90,6 @@ class TableTrainer:
                 batch_path=path,
                 extra={"skipped": skipped},
             )
-        for (role, key), grad in grads.items():
-            logits = getattr(table, role).setdefault(key, {})
-            for option, g in grad.items():
-                logits[option] = logits.get(option, 0.0) + self.lr * g / counts[(role, key)]
         table.version = version_out
         out = checkpoint_dir(out_dir, version_out)
         table.save(out)
@@ -125,8 +113,45 @@ class TableTrainer:
             loss=loss / used,
             checkpoint=out,
             batch_path=path,
-            extra={"skipped": skipped, "keys": sorted(f"{r}:{k}" for r, k in grads)},
+            extra={
+                "skipped": skipped,
+                "keys": sorted({f"{d.get('role', r)}:{d['key']}" for _, r, ds in draws for d in ds}),
+            },
         )
+
+
+def policy_gradient_step(
+    table: PolicyTable,
+    draws: Iterable[tuple[float, str, list[dict[str, Any]]]],
+    *,
+    lr: float,
+    proposer_weight: float = 1.0,
+) -> tuple[float, int]:
+    """One policy-gradient step on ``table`` in place: ``draws`` are (advantage, role, the episode's recorded
+    decisions) with a non-zero advantage. Per decision key, the mean over the draws that made that decision of
+    ``A * (e_s - p)`` (the proposer's weighted by ``proposer_weight``), times ``lr``. Returns the summed loss
+    ``-A log p(s)`` and the number of draws used. The bench's model of the loop (bench/flywheel_model.py) steps
+    its tables with this same function."""
+    grads: dict[tuple[str, str], dict[str, float]] = {}
+    counts: dict[tuple[str, str], int] = {}
+    loss, used = 0.0, 0
+    for advantage, default_role, decisions in draws:
+        for decision in decisions:  # the episode's log-probability is the sum over its draws
+            role = decision.get("role", default_role)
+            probs: dict[str, float] = decision["probs"]
+            weight = advantage * (proposer_weight if role == "proposer" else 1.0)
+            key = (role, decision["key"])
+            grad = grads.setdefault(key, {o: 0.0 for o in probs})
+            for option, p in probs.items():
+                grad[option] = grad.get(option, 0.0) + weight * ((1.0 if option == decision["strategy"] else 0.0) - p)
+            counts[key] = counts.get(key, 0) + 1
+            loss -= advantage * _log(probs.get(decision["strategy"], 0.0))
+        used += 1
+    for (role, key), grad in grads.items():
+        logits = getattr(table, role).setdefault(key, {})
+        for option, g in grad.items():
+            logits[option] = logits.get(option, 0.0) + lr * g / counts[(role, key)]
+    return loss, used
 
 
 def _log(p: float) -> float:

@@ -11,6 +11,7 @@ validating an unchanged task again is free.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -179,6 +180,12 @@ def cached_validation(task_dir: Path | str, settings: ValidationSettings | None 
     return cache.cached_report(task_dir, "validation", None if settings is None else settings.key(), ValidationReport)
 
 
+#: Trials of one validation that run at once: one more than the cores, at most 5 (the most a stage has). A trial
+#: waits on process starts and pipes part of its time; on 2 cores, 3 at once validated the bundled tasks ~10%
+#: faster than 2 (every check, side by side), and 5 no faster than 3.
+TRIALS_AT_ONCE = min(5, (os.cpu_count() or 1) + 1)
+
+
 async def avalidate_task(
     path: Path | str,
     *,
@@ -189,7 +196,7 @@ async def avalidate_task(
     force: bool = False,
     record: bool = True,
     trials_dir: Path | str | None = None,
-    n_concurrent: int = 2,
+    n_concurrent: int = TRIALS_AT_ONCE,
     oracle: bool = True,
     strict: bool = False,
     all_checks: bool = False,

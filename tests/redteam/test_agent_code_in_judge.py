@@ -196,3 +196,33 @@ def test_validation_rejects_the_in_process_shape_with_the_reason(tmp_path):
     assert "'inject' cheats alone suffice" in report.check("tamper").summary
     assert "agentcall.agent_module" in report.feedback()
     assert "autoenv-agent-code-in-judge" in report.feedback()  # and the task check says where
+
+
+#: The agent's module against the zygote that forks its processes (nobody, like the module): kill it, or stop it
+#: so that the broker's next request waits, from the first import the tests make.
+ZYGOTE_ATTACKS = {
+    "kill": "import os as _o\ntry:\n    _o.kill(_o.getppid(), 9)\nexcept Exception:\n    pass\n",
+    "stop": "import os as _o\ntry:\n    _o.kill(_o.getppid(), 19)\nexcept Exception:\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ZYGOTE_ATTACKS))
+def test_the_agents_module_against_its_zygote_changes_no_verdict(tmp_path, attack):
+    """The broker forks each fresh import from a zygote; the module kills or stops it at its first import. The
+    tests still run (each later import is a fresh interpreter), so the verdict is the module's: 1 where it was
+    fixed, 0 where the bug stays, and never a crash of the grading."""
+    task = bundled_tasks()[0].parent / "fix-median-bug"
+    fix = (task / "solution" / "solve.sh").read_text()
+    code = ZYGOTE_ATTACKS[attack]
+    jobs = [
+        (task, IMPORT_PATH, {"script": attack_script(code)}),
+        (task, IMPORT_PATH, {"script": fix + attack_script(code)}),
+    ]
+    unsolved, solved = asyncio.run(arun_many(jobs, n_concurrent=2, trials_dir=tmp_path))
+    for outcome in (unsolved, solved):
+        assert (Path(outcome.trial_dir) / "agent" / "attack.txt").read_text().count("CHEAT ") >= 1
+        assert outcome.error is None, outcome.error_message
+    assert (unsolved.reward, solved.reward) == (0.0, 1.0)
+    # the tests that ran after the attack are in the report: the grading went on past the zygote's end
+    log = (Path(solved.trial_dir) / "verifier" / "test-stdout.txt").read_text()
+    assert "16 passed" in log, log[-2000:]
