@@ -146,7 +146,9 @@ def run_seed(args: argparse.Namespace, cases: list[SeedCase], store: Store, seed
     seeds_dir.mkdir(parents=True, exist_ok=True)
     for case in cases:
         case.dump(seeds_dir / f"{case.id}.yaml")
-    benchmark = generated_set(out / "benchmark", cases, per_case=4, seed=1000 + seed)
+    benchmark = generated_set(
+        out / "benchmark", cases, per_case=args.benchmark_tasks, seed=1000 + seed, level=args.benchmark_level
+    )
     static = generated_set(out / "static", cases, per_case=4, seed=2000 + seed, level=1)
     if seed == 0:
         print(
@@ -208,6 +210,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=1, help="repeat every arm on this many seeds (0..N-1)")
     parser.add_argument("--out", type=Path, default=REPO / "runs" / "bench-dynamics")
     parser.add_argument("--benchmark-rollouts", type=int, default=2)
+    parser.add_argument("--benchmark-tasks", type=int, default=4, help="held-out tasks per seed case")
+    parser.add_argument(
+        "--benchmark-level", type=int, default=None, help="the benchmark's difficulty level (default: the family's)"
+    )
     parser.add_argument("--method-attempts", type=int, default=4, help="attempts per proposer method (0: skip)")
     parser.add_argument("--runs", default=",".join(RUNS), help="which runs, comma-separated")
     args = parser.parse_args()

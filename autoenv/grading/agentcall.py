@@ -239,7 +239,7 @@ class _Zygote:
         try:
             message = json.dumps({"path": path, "env": _agent_env(path)}).encode()
             socket.send_fds(self.control, [message], [stdin_r, reply_w])
-            ready, _, _ = select.select([self.control], [], [], 10.0)
+            ready, _, _ = select.select([self.control], [], [], 5.0)
             answer = json.loads(self.control.recv(4096)) if ready else None
         except (OSError, ValueError):
             answer = None
