@@ -204,6 +204,47 @@ def summarise(results: dict[str, list[list]], steps: int) -> None:
         print(f"  vs {base:<13} final step {fmt_ci(last):>22}   mean of steps {steps_seen} {fmt_ci(tail):>22}")
 
 
+def task_levels(store: Store, run: str) -> dict[str, str]:
+    """Each accepted task's level, as the proposer drew it (its episode's decisions)."""
+    import json
+
+    levels = {}
+    for attempt in store.attempts(run):
+        path = attempt.get("episode_path")
+        if not attempt["task_hash"] or not path or not Path(path).is_file():
+            continue
+        decisions = json.loads(Path(path).read_text()).get("decisions") or []
+        level = next((d["strategy"] for d in decisions if str(d.get("key", "")).startswith("level:")), None)
+        if level is not None:
+            levels[attempt["task_hash"]] = level
+    return levels
+
+
+def level_mix(store: Store, runs: list[str], steps: int) -> None:
+    """What the solver trained on, per arm: useful groups by task level, and the steps that had a useful group on
+    messy data (levels 2-3: the benchmark's skill). The trained proposer can only matter through these."""
+    print("\nuseful solver groups by the task's level (the proposer's draw; 'other': the benchmark's or static tasks)")
+    print(f"{'arm':>13} {'level 1':>8} {'level 2':>8} {'level 3':>8} {'other':>6}   steps with a useful messy group")
+    for name in ("autoenv", "proposer-off"):
+        counts = {"1": 0, "2": 0, "3": 0, "other": 0}
+        messy_steps, arm_runs = 0, [r for r in runs if r == name or r.startswith(f"{name}-s")]
+        for run in arm_runs:
+            levels = task_levels(store, run)
+            with_messy = set()
+            for group in store.groups(run):
+                if group["role"] != "solver" or not group["useful"]:
+                    continue
+                level = levels.get(group["task_hash"], "other")
+                counts[level] += 1
+                if level in ("2", "3"):
+                    with_messy.add(group["step"])
+            messy_steps += len(with_messy)
+        print(
+            f"{name:>13} {counts['1']:>8} {counts['2']:>8} {counts['3']:>8} {counts['other']:>6}   "
+            f"{messy_steps}/{steps * len(arm_runs)}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=6)
@@ -231,6 +272,7 @@ def main() -> None:
             results[name].append(reports)
     print(f"\nall arms on {args.seeds} seed(s): {(time.monotonic() - started) / 60:.1f} min")
     summarise(results, args.steps)
+    level_mix(store, store.run_names(), args.steps)
     if args.method_attempts:
         started = time.monotonic()
         asyncio.run(method_attempts(store, cases, args.out, args.method_attempts))
