@@ -47,6 +47,25 @@ def test_the_agents_load_the_families_recipes_without_importing_the_proposer():
     assert out.stdout.strip() == "14 []", out.stdout + out.stderr
 
 
+def test_the_cli_loads_without_the_library_its_commands_run():
+    """Every `autoenv` call, `--help` included, paid ~1 s for the loop, Harbor's trials and SQLAlchemy; a
+    command now imports them when it runs. A module-level import of one of these in autoenv/cli/ fails here."""
+    heavy = (
+        "autoenv.flywheel.loop",
+        "autoenv.trials.runner",
+        "autoenv.validate.validation",
+        "harbor.trial",
+        "sqlalchemy",
+    )
+    code = (
+        "import sys\n"
+        "from autoenv.cli.main import app\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({heavy!r}))[:5])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
 def test_no_module_imports_one_that_imports_it_back():
     """ARCHITECTURE.md's layers import only downward: no loop, lazy imports in functions included."""
     found = import_graph.loops(import_graph.imports(PACKAGE_DIR))

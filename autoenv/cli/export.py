@@ -8,8 +8,6 @@ from typing import Annotated
 import typer
 
 from autoenv.cli.common import console, fail
-from autoenv.taskfmt.check import find_tasks, grades_apart
-from autoenv.taskfmt.export import ExportError, export_tasks
 
 
 def export_harbor(
@@ -30,6 +28,9 @@ def export_harbor(
     ] = False,
 ) -> None:
     """Write accepted tasks as a Harbor dataset that `harbor run -p OUT` runs."""
+    from autoenv.taskfmt.check import find_tasks, grades_apart
+    from autoenv.taskfmt.export import ExportError, export_tasks
+
     if (db is None) == (tasks is None):
         fail("give exactly one of --db or --from")
     if db is not None:

@@ -11,10 +11,7 @@ from rich.table import Table
 
 from autoenv.cli.common import console, default, fail, fail_with, option, progress_bar, require_machine
 from autoenv.errors import MachineError, SandboxFault, TaskError
-from autoenv.flywheel.loop import Flywheel, FlywheelConfig, RunConfigMismatch
-from autoenv.report.trackers import require as require_tracker
-from autoenv.store.db import Store
-from autoenv.trials.runner import quiet_harbor_logs
+from autoenv.flywheel.config import FlywheelConfig, RunConfigMismatch
 from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy, ReportTo, ServeKind, Switch
 
 C = FlywheelConfig
@@ -64,6 +61,11 @@ def flywheel(
     out: Annotated[Path, option(C, "out_dir", "--out")] = default(C, "out_dir"),
 ) -> None:
     """Failures -> proposer -> accepted tasks -> grouped rollouts -> training, resumable from the store."""
+    from autoenv.flywheel.loop import Flywheel  # the stages, imported when a run starts (not for --help)
+    from autoenv.report.trackers import require as require_tracker
+    from autoenv.store.db import Store
+    from autoenv.trials.runner import quiet_harbor_logs
+
     if static is not None and not static.is_dir():
         fail(f"{static}: --static must be a folder of tasks")
     if init_policy is not None and not trainer.startswith("trl") and serve == ServeKind.NONE:

@@ -10,9 +10,6 @@ import typer
 
 from autoenv.cli.common import console, fail, print_json
 from autoenv.errors import MachineError
-from autoenv.sandbox.local import cache, standins
-from autoenv.sandbox.local.image import BuildError, ensure_base, images_dir
-from autoenv.sandbox.local.image import remove as remove_image
 
 images_app = typer.Typer(
     no_args_is_help=True, help="The local backend's images (stand-in bases and built task images)."
@@ -22,6 +19,9 @@ images_app = typer.Typer(
 @images_app.command("list")
 def list_images(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Stand-in base images and built task images, with sizes and when each was last used."""
+    from autoenv.sandbox.local import cache, standins
+    from autoenv.sandbox.local.image import images_dir
+
     built = sorted(cache.images(images_dir()), key=lambda i: -i.last_used)
     made = standins.list_standins()
     if json_out:
@@ -54,6 +54,8 @@ def make(
     refs: Annotated[list[str], typer.Argument(help="Base image references, e.g. python:3.12-slim debian:bookworm")],
 ) -> None:
     """Make base images available offline: pull each where a registry answers, else make its stand-in."""
+    from autoenv.sandbox.local.image import BuildError, ensure_base
+
     for ref in refs:
         try:
             sub = ensure_base(ref, sys.stderr)
@@ -70,6 +72,10 @@ def prune(
     all_unused: Annotated[bool, typer.Option("--all", help="Also evict images used within the last hour.")] = False,
 ) -> None:
     """Evict least recently used task images until the cache fits (stand-in bases are kept)."""
+    from autoenv.sandbox.local import cache
+    from autoenv.sandbox.local.image import images_dir
+    from autoenv.sandbox.local.image import remove as remove_image
+
     limit = None if max_gb is None else int(max_gb * 1024**3)
     removed = cache.prune(images_dir(), limit, recent_sec=0.0 if all_unused else cache.RECENT_SEC, remove=remove_image)
     console.print(f"removed {len(removed)} image(s)")

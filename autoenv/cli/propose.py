@@ -26,8 +26,6 @@ from autoenv.cli.common import (
 )
 from autoenv.errors import SandboxFault
 from autoenv.proposer.models import ProposeOptions, ProposeSummary, SeedCase
-from autoenv.sandbox.backends import UnknownBackend, environment_config
-from autoenv.trials import runner
 from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy
 
 P = ProposeOptions
@@ -61,6 +59,8 @@ def propose(
     """Generate tasks from a seed case; only tasks that pass validation and calibration are accepted."""
     given = fields_of(ProposeOptions, locals())  # every option but the paths and --json is a ProposeOptions field
     from autoenv.proposer.propose import propose_async
+    from autoenv.sandbox.backends import UnknownBackend, environment_config
+    from autoenv.trials import runner
 
     try:
         options = ProposeOptions(**given)

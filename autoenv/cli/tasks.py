@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from autoenv.cli.common import console, print_json
-from autoenv.taskfmt.check import check_task, errors, find_tasks
 
 task_app = typer.Typer(no_args_is_help=True, help="Inspect Harbor tasks.")
 
@@ -27,6 +26,8 @@ def check(
 ) -> None:
     """Print every finding with its level (error, warning, note); exit 1 when there are errors (or warnings with
     --strict)."""
+    from autoenv.taskfmt.check import check_task, errors, find_tasks
+
     problems = []
     checked = 0
     for path in paths:

@@ -10,10 +10,8 @@ import typer
 from rich.table import Table
 
 from autoenv.cli.common import console, fail, fail_with, print_json, progress_bar
-from autoenv.sandbox.backends import UnknownBackend, environment_config
 from autoenv.spec import parse_options
-from autoenv.taskfmt.check import find_tasks, is_task_dir
-from autoenv.trials import runner
+from autoenv.trials import DEFAULT_TRIALS_DIR
 
 AgentOpt = Annotated[
     str, typer.Option("--agent", "-a", help="oracle, nop, terminal, any Harbor agent name, or module:Class.")
@@ -54,6 +52,8 @@ def agent_kwargs(policy: str | None, base_url: str | None, seed: int | None, ext
 
 
 def _check_env(env: str) -> None:
+    from autoenv.sandbox.backends import UnknownBackend, environment_config
+
     try:
         environment_config(env)
     except UnknownBackend as exc:
@@ -69,7 +69,7 @@ def trial(
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
     ak: AgentKwargsOpt = None,
-    trials_dir: TrialsDirOpt = runner.default_trials_dir(),
+    trials_dir: TrialsDirOpt = DEFAULT_TRIALS_DIR,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Run one Harbor trial and report its reward.
@@ -77,6 +77,9 @@ def trial(
     Exit codes: 0 the trial ran (whatever its reward), 2 the task is wrong (task.toml, Dockerfile),
     3 this backend cannot run it, 4 the sandbox failed, 5 the model endpoint failed, 70 a bug.
     """
+    from autoenv.taskfmt.check import is_task_dir
+    from autoenv.trials import runner
+
     if not is_task_dir(path):
         fail(f"{path}: not a task folder (no task.toml)", code=2)
     _check_env(env)
@@ -117,10 +120,13 @@ def trials(
     base_url: BaseUrlOpt = None,
     seed: SeedOpt = None,
     ak: AgentKwargsOpt = None,
-    trials_dir: TrialsDirOpt = runner.default_trials_dir(),
+    trials_dir: TrialsDirOpt = DEFAULT_TRIALS_DIR,
     json_out: Annotated[bool, typer.Option("--json", help="Print all outcomes as JSON.")] = False,
 ) -> None:
     """Run every task of a folder in parallel with a progress bar and a summary table."""
+    from autoenv.taskfmt.check import find_tasks
+    from autoenv.trials import runner
+
     tasks = find_tasks(path)
     if not tasks:
         fail(f"{path}: no Harbor tasks found (folders with task.toml)")

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from autoenv.cli.common import console, fail, fail_with, print_json, progress_bar, require_machine
-from autoenv.sandbox.backends import UnknownBackend, environment_config
-from autoenv.spec import SolverSpec
-from autoenv.taskfmt.check import Level, find_tasks, is_task_dir
-from autoenv.trials import runner
-from autoenv.validate import cache
-from autoenv.validate.calibration import CalibrationReport, acalibrate, parse_band
-from autoenv.validate.reward import proposer_reward
-from autoenv.validate.validation import TRIALS_AT_ONCE, ValidationReport, avalidate_task, cached_validation
+
+if TYPE_CHECKING:  # the library is imported by the commands that run, not by `autoenv --help`
+    from autoenv.validate.calibration import CalibrationReport
+    from autoenv.validate.validation import ValidationReport
 
 EnvOpt = Annotated[
     str,
@@ -52,6 +48,8 @@ COLOURS = {"pass": "green", "FAIL": "red", "skip": "yellow"}
 
 
 def _check_env(env: str, json_out: bool = False) -> None:
+    from autoenv.sandbox.backends import UnknownBackend, environment_config
+
     try:
         environment_config(env)
     except UnknownBackend as exc:
@@ -60,6 +58,9 @@ def _check_env(env: str, json_out: bool = False) -> None:
 
 
 def _print_validation(report: ValidationReport) -> None:
+    from autoenv.taskfmt.check import Level
+    from autoenv.validate import cache
+
     title = f"{report.task_name} ({report.settings.env})" + (" (recorded verdict)" if report.cached else "")
     table = Table(title=title, title_justify="left")
     for column in ("check", "verdict", "evidence"):
@@ -139,6 +140,10 @@ def validate(
     Only errors make a task invalid; warnings (and, with --strict, errors too) and notes on how the
     task is run are printed after the table and carried in the JSON report with their level.
     """
+    from autoenv.taskfmt.check import find_tasks, is_task_dir
+    from autoenv.trials import runner
+    from autoenv.validate.validation import TRIALS_AT_ONCE, avalidate_task
+
     tasks = find_tasks(path)
     if not tasks:
         if path.exists() and not is_task_dir(path) and path.is_dir():
@@ -289,6 +294,13 @@ def calibrate(
 ) -> None:
     """Run K solver rollouts; report pass rate, 95% Wilson interval, mean turns and the verdict (exit 0 accepted, 1
     rejected)."""
+    from autoenv.spec import SolverSpec
+    from autoenv.taskfmt.check import is_task_dir
+    from autoenv.trials import runner
+    from autoenv.validate.calibration import acalibrate, parse_band
+    from autoenv.validate.reward import proposer_reward
+    from autoenv.validate.validation import cached_validation
+
     if not is_task_dir(path):
         fail(f"{path}: not a task folder (no task.toml)")
     try:

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from autoenv.errors import Fault, MachineError, explain
 from autoenv.sandbox.backends import environment_config
 from autoenv.sandbox.local.environment import IMAGE_RECORD
+from autoenv.trials import DEFAULT_TRIALS_DIR
 from autoenv.vocab import AUTOENV_AGENTS
 
 #: Agents autoenv adds, by short name, loadable by Harbor through import paths.
@@ -85,7 +86,7 @@ def agent_config(agent: str, *, model: str | None = None, kwargs: dict[str, Any]
 
 
 def default_trials_dir() -> Path:
-    return Path("runs") / "trials"
+    return DEFAULT_TRIALS_DIR
 
 
 def _outcome(result: TrialResult, agent: str, env: str, started: float) -> TrialOutcome:
