@@ -16,6 +16,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # N pytest workers on N cores: the trainers' OpenMP threads (torch in .venv-train) would outnumber the free cores
     # and spin-wait for each other (measured: the GRPO example 137 s beside a busy core, 93 s with one thread)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # likewise a validation's trials: one more at once than the cores is for a machine it has to itself
+    os.environ.setdefault("AUTOENV_TRIALS_AT_ONCE", "2")
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_TASKS = REPO / "examples" / "tasks"

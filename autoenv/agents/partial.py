@@ -116,11 +116,15 @@ halve() {
 
 
 #: Stops every process the solution left running (a service it started holds the code it loaded, so
-#: damaging its files alone would not reach it): the processes started since the marker (ticks of 1/100 s after
-#: boot, as /proc reports them), but for this script, the processes that run it and what it started.
+#: damaging its files alone would not reach it): the processes started since the marker, but for this script,
+#: the processes that run it and what it started. Start times and the marker's moment are both read on the
+#: clock /proc counts in (1/100 s since boot: a process's starttime, /proc/uptime when the marker was written).
+#: Whole wall-clock seconds (the marker's ctime against the boot time plus the start tick) missed a service the
+#: solution started within a second or two of the marker: the rounding put it before the marker.
 STOP_LEFTOVERS = r"""
 me=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
-btime=$(sed -n 's/^btime //p' /proc/stat); since=$(stat -c %Z @MARKER@)
+since=$(sed -n '1{s/^\([0-9]*\)\.\([0-9][0-9]\).*/\1\2/p;}' @MARKER@ 2>/dev/null)
+case "$since" in ''|*[!0-9]*) since=;; esac
 # this script and the processes that run it (the exec session's shell and whatever started it) are not leftovers
 mine=" $$ "; p=$$
 while [ "$p" -gt 1 ] 2>/dev/null; do
@@ -132,8 +136,9 @@ for d in /proc/[0-9]*; do
   case "$mine" in *" $pid "*) continue ;; esac
   started=$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f20) || continue
   [ -n "$started" ] && [ "$started" -lt "$me" ] || continue
-  # started since the marker (the solution's), never the sandbox's own keep-alive process
-  [ $((btime + started / 100)) -ge "$since" ] || continue
+  # started since the marker (the solution's), never the sandbox's own keep-alive process; nothing when the
+  # marker is unreadable (a solution that removed it stops its own services from being reached: partial fails)
+  [ -n "$since" ] && [ "$started" -ge "$since" ] || continue
   cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null | cut -c1-120)
   kill -9 "$pid" 2>/dev/null && printf 'STOPPED\t%s\t%s\n' "$pid" "$cmd"
 done
@@ -162,7 +167,9 @@ class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
         # copy before the solution for the marker, a fresh one after it, at a name the solution never saw
         named = mentioned_paths(instruction)
         before = await upload_toolset(environment)
-        probe = await run_confined(environment, f"touch {MARKER}; {existing_command(named)}", before, timeout_sec=30)
+        # the marker: its ctime dates the files the solution writes, its content (/proc/uptime) the processes
+        mark = f"cat /proc/uptime > {MARKER}; {existing_command(named)}"
+        probe = await run_confined(environment, mark, before, timeout_sec=30)
         existed = set((probe.stdout or "").split("\n"))
         try:
             await self.run_solution(instruction, environment, context)

@@ -180,10 +180,20 @@ def cached_validation(task_dir: Path | str, settings: ValidationSettings | None 
     return cache.cached_report(task_dir, "validation", None if settings is None else settings.key(), ValidationReport)
 
 
-#: Trials of one validation that run at once: one more than the cores, at most 5 (the most a stage has). A trial
-#: waits on process starts and pipes part of its time; on 2 cores, 3 at once validated the bundled tasks ~10%
-#: faster than 2 (every check, side by side), and 5 no faster than 3.
-TRIALS_AT_ONCE = min(5, (os.cpu_count() or 1) + 1)
+def _trials_at_once() -> int:
+    """Trials of one validation that run at once: one more than the cores, at most 5 (the most a stage has). A
+    trial waits on process starts and pipes part of its time; on 2 cores, 3 at once validated the bundled tasks
+    ~10% faster than 2 (every check, side by side), and 5 no faster than 3. ``AUTOENV_TRIALS_AT_ONCE`` sets it
+    where the cores are shared (several validations or test workers at once)."""
+    raw = os.environ.get("AUTOENV_TRIALS_AT_ONCE", "").strip()
+    if not raw:
+        return min(5, (os.cpu_count() or 1) + 1)
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"AUTOENV_TRIALS_AT_ONCE={raw!r}: expected a whole number of trials, 1 or more")
+    return int(raw)
+
+
+TRIALS_AT_ONCE = _trials_at_once()
 
 
 async def avalidate_task(
