@@ -128,11 +128,14 @@ def _has_python(task: Path) -> bool:
 
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_the_agents_module_cannot_decide_the_reward(tmp_path, targets, cheat):
+    # the tasks with Python modules the agent can edit (on the others the cheat has nothing to go into, and the
+    # trial would be doing nothing, which every task's validation already grades 0)
+    targets = [t for t in targets if _has_python(t)]
     jobs = [(t, IMPORT_PATH, {"script": attack_script(CHEATS[cheat])}) for t in targets]
     outcomes = asyncio.run(arun_many(jobs, n_concurrent=2, trials_dir=tmp_path))
     applied = {o.task: (Path(o.trial_dir) / "agent" / "attack.txt").read_text().count("CHEAT ") for o in outcomes}
-    # the cheat was written into the agent's modules of every task that has Python code the agent can edit
-    assert [t.name for t in targets if _has_python(t) and not applied[Task(t).name]] == []
+    # the cheat was written into the agent's modules of every one of them
+    assert [t.name for t in targets if not applied[Task(t).name]] == []
     cheated = {name for name, n in applied.items() if n}
     # the tasks whose tests import the agent's modules (in pytest, before the broker) are among them
     assert {"fix-median-bug", "inventory-api-multi-tests"} <= cheated and any(n.startswith("bugfix-") for n in cheated)
