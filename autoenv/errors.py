@@ -45,6 +45,12 @@ class AutoenvError(Exception):
     fault: ClassVar[Fault] = Fault.BUG
 
 
+class AgentLimitExceeded(Exception):
+    """The graded agent passed a bound of its trial (what it left behind is too large, has too many files, takes too
+    long to copy out). Not an error of anyone's: the agent's own failure, a verdict of 0 with this reason (the trial
+    records it; :mod:`autoenv.trials.attribution` puts it on the agent), so it has no fault kind or exit code."""
+
+
 class TaskError(AutoenvError):
     """The task (or the seed case, the input a user wrote) is wrong: fix it."""
 

@@ -45,6 +45,7 @@ from autoenv.integrations.driven import (
     open_sessions,
 )
 from autoenv.taskfmt.check import grades_apart
+from autoenv.trials.attribution import Party, party
 from autoenv.trials.runner import arun_trial, quiet_harbor_logs
 
 SHARED_MODE_ADVICE = (
@@ -92,7 +93,7 @@ class Bridge:
         if not session.instruction.done():  # the trial ended before its agent phase: build or sandbox failure
             drop_session(session)
             outcome = session.trial.result()
-            kind = Fault.SANDBOX if outcome.error in {"sandbox", "machine"} else Fault.TASK
+            kind = Fault.SANDBOX if party(outcome.error) is Party.MACHINE else Fault.TASK
             raise _Failure(
                 kind,
                 f"{task_dir.name}: the trial ended before the agent phase ({outcome.error}): "
@@ -122,8 +123,11 @@ class Bridge:
             outcome = await session.trial
         finally:
             drop_session(session)
+        who = party(outcome.error)
         return {
             "reward": outcome.reward,
+            # whose fault a missing verdict is (autoenv.trials.attribution): the trainer trains only on the agent's
+            "party": who.value if who is not None else "bug",
             "error": outcome.error,
             "error_message": outcome.error_message,
             "trial_dir": outcome.trial_dir,

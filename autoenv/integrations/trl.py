@@ -21,7 +21,6 @@ from __future__ import annotations
 import atexit
 import itertools
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -233,7 +232,12 @@ class AutoenvEnv(HarborEnv):
 
     @property
     def reward(self) -> float:
-        """The trial's reward, graded once on first read (NaN when a sandbox fault left no verdict)."""
+        """The trial's reward, graded once on first read.
+
+        A missing verdict is never handed to the trainer as a number (GRPOTrainer sums reward functions with
+        ``nansum``: a NaN would train as 0, penalising the policy for the machine's fault). The agent's own failure
+        (it passed a bound of its trial, broke its sandbox) is 0; a fault of the machine or the task raises
+        :class:`BridgeError`, which ends the training step: resume from the last checkpoint once it is repaired."""
         if self._session is None and self._reward is _UNGRADED:
             return 0.0
         if self._reward is _UNGRADED:
@@ -241,12 +245,15 @@ class AutoenvEnv(HarborEnv):
             self.verdict = bridge(self._python).call("submit", session=session)
             value = self.verdict.get("reward")
             if value is None:
-                warnings.warn(
-                    f"autoenv: no verdict for {self.verdict.get('trial_dir')}: {self.verdict.get('error')} "
-                    f"{(self.verdict.get('error_message') or '')[:300]}",
-                    stacklevel=2,
+                who = self.verdict.get("party")
+                why = (
+                    f"no verdict for {self.verdict.get('trial_dir')}: {self.verdict.get('error')} "
+                    f"{(self.verdict.get('error_message') or '')[:300]}"
                 )
-            self._reward = math.nan if value is None else float(value)
+                if who != "agent":
+                    raise BridgeError("sandbox" if who == "machine" else (who or "bug"), f"{who}'s fault, {why}")
+                warnings.warn(f"autoenv: the agent's failure, reward 0: {why}", stacklevel=2)
+            self._reward = 0.0 if value is None else float(value)
         return self._reward
 
     def _close(self) -> None:

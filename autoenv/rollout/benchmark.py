@@ -6,7 +6,8 @@ from pathlib import Path
 
 from autoenv.spec import SolverSpec
 from autoenv.taskfmt.check import find_tasks
-from autoenv.trials.runner import TrialOutcome, arun_many, stop_on_machine_fault
+from autoenv.trials.attribution import stop_on_machine_fault
+from autoenv.trials.runner import TrialOutcome, arun_many
 
 
 async def score_benchmark(

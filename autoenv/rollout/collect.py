@@ -20,7 +20,8 @@ from typing import Any
 from autoenv.spec import SolverSpec
 from autoenv.store.db import Store
 from autoenv.train.grpo import group_advantages
-from autoenv.trials.runner import TrialOutcome, arun_trial, stop_on_machine_fault
+from autoenv.trials.attribution import stop_on_machine_fault
+from autoenv.trials.runner import TrialOutcome, arun_trial
 
 
 @dataclass

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from enum import StrEnum
 from importlib.resources import files
@@ -148,6 +149,32 @@ def _exec_helper() -> str:
     return f"{path} (static, {path.stat().st_size // 1024} KiB)"
 
 
+def _sandbox_starts() -> str:
+    """Start one sandbox (runc, its overlay and disk-bounded writable layer, the exec helper) and run a command in
+    it: ``runc --version`` answering says nothing of whether runc can start a container here."""
+    from autoenv.sandbox.local import oci
+    from autoenv.sandbox.local.cache import cache_root
+    from autoenv.sandbox.local.container import Container, ContainerConfig
+    from autoenv.sandbox.toolbox import TOOLBOX_MOUNT, host_busybox_or_none
+
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="autoenv-doctor-root-") as root:
+        for folder in ("proc", "dev", "sys", "tmp", "etc"):
+            (Path(root) / folder).mkdir()
+        sandbox_id = f"autoenv-doctor-{uuid.uuid4().hex[:8]}"
+        config = ContainerConfig(rootfs=Path(root), env={"PATH": oci.DEFAULT_PATH}, storage_mb=64)
+        container = Container(sandbox_id, cache_root() / "sandboxes" / sandbox_id, config)
+        container.start()
+        try:
+            argv = [TOOLBOX_MOUNT, "true"] if host_busybox_or_none() is not None else ["/nonexistent"]
+            result = asyncio.run(container.run(argv))
+        finally:
+            container.stop()
+    if result.return_code not in (0, 127):
+        raise RuntimeError(f"a command in a fresh sandbox exited {result.return_code}: {result.stderr.strip()[:300]}")
+    return f"a sandbox started, ran a command and was removed in {time.monotonic() - started:.1f}s"
+
+
 def _standin(ref: str) -> Callable[[], str]:
     def probe() -> str:
         from autoenv.sandbox.local.image import ensure_base, images_dir
@@ -258,8 +285,11 @@ def diagnose(
                 fix="apt-get install -y buildah",
             )
         )
-        if not builds or not all(c.ok for c in checks if c.need is Need.REQUIRED):
+        if not all(c.ok for c in checks if c.need is Need.REQUIRED):
             return Diagnosis(env=env, checks=checks)  # what follows would fail for the reasons above
+        add(_timed("a sandbox starts", _sandbox_starts, fix=f"{SYSTEM_DEPS}; then autoenv doctor"))
+        if not builds or not checks[-1].ok:
+            return Diagnosis(env=env, checks=checks)
         for ref in MAIN_BASES:
             add(
                 _timed(

@@ -24,31 +24,10 @@ from pydantic import BaseModel
 from autoenv.errors import Fault, MachineError, explain
 from autoenv.sandbox.backends import environment_config
 from autoenv.sandbox.local.environment import IMAGE_RECORD
+from autoenv.sandbox.transfer import read_limit
 from autoenv.trials import DEFAULT_TRIALS_DIR
+from autoenv.trials.attribution import ERROR_KINDS, error_kind, stop_on_machine_fault
 from autoenv.vocab import AUTOENV_AGENTS
-
-#: Agents autoenv adds, by short name, loadable by Harbor through import paths.
-
-ERROR_KINDS = {
-    "SandboxBuildFailedError": "build",
-    "BuildError": "build",
-    "EnvironmentStartTimeoutError": "build",
-    # the sandbox runtime failed (runc, mounts, slirp4netns): infrastructure, not the task
-    "SandboxError": "sandbox",
-    # this machine cannot build or run any sandbox (a program missing, the build network): stages stop on it
-    "MachineError": "machine",
-    "AgentTimeoutError": "agent_timeout",
-    "AgentSetupTimeoutError": "agent_setup_timeout",
-    "VerifierTimeoutError": "verifier_timeout",
-    "RewardFileNotFoundError": "reward_missing",
-    "RewardFileEmptyError": "reward_missing",
-    "VerifierOutputParseError": "reward_invalid",
-    # the policy endpoint failed: infrastructure, not the task (calibration can exclude these)
-    "PolicyConnectionError": "policy_unreachable",
-    "PolicyAuthError": "policy_auth",
-    "PolicyEndpointError": "policy_endpoint",
-    "PolicyConfigError": "policy_config",
-}
 
 
 class TrialOutcome(BaseModel):
@@ -96,9 +75,12 @@ def _outcome(result: TrialResult, agent: str, env: str, started: float) -> Trial
         reward = float(rewards.get("reward", next(iter(rewards.values()))))
     error = message = None
     if result.exception_info is not None:
-        kind = result.exception_info.exception_type
-        error = ERROR_KINDS.get(kind, kind)
+        error = error_kind(result.exception_info.exception_type)
         message = result.exception_info.exception_message[-2000:]
+    trial_dir = Path(result.trial_uri.removeprefix("file://"))
+    if (limit := read_limit(trial_dir)) is not None and error in (None, "sandbox", "reward_missing"):
+        # what the agent left passed a bound of the trial: its failure, whatever the verifier made of the rest
+        reward, rewards, error, message = 0.0, {"reward": 0.0}, "agent_limit", limit
     agent_sec = None
     if result.agent_execution and result.agent_execution.started_at and result.agent_execution.finished_at:
         agent_sec = (result.agent_execution.finished_at - result.agent_execution.started_at).total_seconds()
@@ -113,11 +95,11 @@ def _outcome(result: TrialResult, agent: str, env: str, started: float) -> Trial
         rewards={k: float(v) for k, v in rewards.items()} if rewards else None,
         error=error,
         error_message=message,
-        trial_dir=str(Path(result.trial_uri.removeprefix("file://"))),
+        trial_dir=str(trial_dir),
         duration_sec=round(time.monotonic() - started, 3),
         agent_sec=agent_sec,
         n_turns=n_turns,
-        stand_ins=_stand_ins(Path(result.trial_uri.removeprefix("file://"))),
+        stand_ins=_stand_ins(trial_dir),
     )
 
 
@@ -176,9 +158,14 @@ async def arun_many(
     *,
     n_concurrent: int = 2,
     on_done: Any = None,
+    stop_on_machine: bool = True,
     **kwargs: Any,
 ) -> list[TrialOutcome]:
-    """Run (task, agent[, agent kwargs overrides]) jobs, at most ``n_concurrent`` at once, in input order."""
+    """Run (task, agent[, agent kwargs overrides]) jobs, at most ``n_concurrent`` at once, in input order.
+
+    A trial that failed for the machine's fault (:mod:`autoenv.trials.attribution`) raises :class:`MachineError`
+    once all have ended (``stop_on_machine=False`` returns it as an outcome): every stage that runs trials
+    (validation, calibration, the benchmark, an audit) stops on it instead of recording it as a verdict."""
     semaphore = asyncio.Semaphore(max(1, n_concurrent))
 
     async def one(task_dir: Path, agent: str, overrides: dict[str, Any]) -> TrialOutcome:
@@ -207,16 +194,10 @@ async def arun_many(
             on_done(outcome)
         return outcome
 
-    return list(await asyncio.gather(*(one(job[0], job[1], job[2] if len(job) > 2 else {}) for job in jobs)))
+    outcomes = list(await asyncio.gather(*(one(job[0], job[1], job[2] if len(job) > 2 else {}) for job in jobs)))
+    if stop_on_machine:
+        stop_on_machine_fault(outcomes)
+    return outcomes
 
 
-def stop_on_machine_fault(outcomes: list[TrialOutcome]) -> None:
-    """Raise :class:`MachineError` when a trial failed because this machine cannot build or run sandboxes.
-
-    Such an outcome says nothing about the task or the policy: a stage that scored it would record a machine
-    fault as an invalid task, a failed rollout or a zero benchmark, so the stages (calibration, rollouts, the
-    benchmark) stop on the first one instead, with ``autoenv doctor``'s advice.
-    """
-    for outcome in outcomes:
-        if outcome.error == "machine":
-            raise MachineError(f"{outcome.task}: {(outcome.error_message or '').strip()[:1500]}")
+__all__ = ["ERROR_KINDS", "TrialOutcome", "arun_many", "arun_trial", "run_trial", "stop_on_machine_fault"]

@@ -26,15 +26,16 @@ from harbor.models.task.task import Task
 from pydantic import BaseModel, Field, field_validator
 
 from autoenv.spec import SolverSpec
-from autoenv.trials.runner import TrialOutcome, arun_many, stop_on_machine_fault
+from autoenv.trials.attribution import PARTY_OF_KIND, Party, stop_on_machine_fault
+from autoenv.trials.runner import TrialOutcome, arun_many
 from autoenv.validate import cache
 from autoenv.validate.stats import wilson_interval
 from autoenv.validate.validation import autoenv_version
 
-#: Trial errors that are the solver's own failure (they count as a fail);
-#: anything else (build, setup, crashed infrastructure) says nothing about
-#: the solver and is left out of the rate.
-SOLVER_ERRORS = {None, "agent_timeout", "reward_missing", "reward_invalid", "verifier_timeout"}
+#: Trial errors that are the solver's own failure (they count as a fail): the agent's party in the one
+#: attribution table (:mod:`autoenv.trials.attribution`); anything else (build, setup, an endpoint) says nothing
+#: about the solver and is left out of the rate, and a machine fault stops calibration.
+SOLVER_ERRORS = {kind for kind, who in PARTY_OF_KIND.items() if who is Party.AGENT}
 
 
 #: What a solver's own record says when it did not try (the scripted solver without a recipe for the task).

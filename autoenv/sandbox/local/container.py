@@ -19,7 +19,6 @@ writable layer: a killed flywheel leaves nothing running.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
 import select
@@ -33,10 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autoenv.errors import SandboxFault
+from autoenv.errors import MachineError, SandboxFault
 from autoenv.sandbox.local import oci
 from autoenv.sandbox.local.exec_helper import HELPER_MOUNT, ExecChannel, helper_binary
 from autoenv.sandbox.toolbox import TOOLBOX_MOUNT, host_busybox_or_none
+from autoenv.sandbox.transfer import ArchiveSink, TransferLimitExceeded, TransferLimits
 
 #: The container's PID 1: the resident exec helper (:mod:`autoenv.sandbox.local.exec_helper`), which runs every
 #: command of the sandbox and reaps orphans.
@@ -50,6 +50,16 @@ SLIRP_DNS = "10.0.2.3"
 
 class SandboxError(SandboxFault):
     """The sandbox could not be created, or the runtime failed (not the task's fault)."""
+
+
+class SandboxStartError(SandboxError, MachineError):
+    """No sandbox could be started (the runtime, its mounts, the disk image of its writable layer): this machine's
+    fault before any of the task's or the agent's code ran. Stages stop on it; nothing is recorded."""
+
+
+#: The disk a sandbox may write when its task sets no ``storage_mb`` (``AUTOENV_DEFAULT_STORAGE_MB``): every
+#: sandbox has a bound, and writing past it is ENOSPC inside the sandbox, never a full host disk.
+DEFAULT_STORAGE_MB = int(os.environ.get("AUTOENV_DEFAULT_STORAGE_MB", "4096"))
 
 
 class CommandTimeout(RuntimeError):
@@ -133,10 +143,10 @@ class Container:
             sub.mkdir(parents=True, exist_ok=True)
         self._start_reaper()
         try:
-            if self.config.storage_mb:
-                # the writable layer lives on a tmpfs of storage_mb: the sandbox's disk is capped,
-                # and its pages are charged to the sandbox's memory cgroup like Docker's tmpfs
-                _mount(["-t", "tmpfs", "-o", f"size={int(self.config.storage_mb)}m,mode=755", "tmpfs", str(layer)])
+            # the writable layer is an ext4 filesystem of storage_mb in a sparse file, loop-mounted: the sandbox's
+            # disk is bounded on disk (not in memory, as a tmpfs would), and what it wrote is one file to remove
+            _make_layer_filesystem(self.state_dir / "layer.img", self.config.storage_mb or DEFAULT_STORAGE_MB)
+            _mount(["-o", "loop,nodev,nosuid", str(self.state_dir / "layer.img"), str(layer)])
             (layer / "upper").mkdir(exist_ok=True)
             (layer / "work").mkdir(exist_ok=True)
             _mount(
@@ -191,7 +201,7 @@ class Container:
                 os.close(helper_out)
             self._channel = ExecChannel(to_helper, from_helper, self.id)
             if result.returncode != 0:
-                raise SandboxError(
+                raise SandboxStartError(
                     f"{self.config.runtime} could not start the sandbox: "
                     f"{(self.state_dir / 'runtime.log').read_text().strip()[-2000:]}"
                 )
@@ -368,7 +378,7 @@ class Container:
         env: dict[str, str] | None = None,
         user: str | int | None = 0,
         timeout: float | None = None,
-        stdin: bytes | None = None,
+        stdin: bytes | Path | None = None,
     ) -> tuple[int, bytes, bytes]:
         """``argv`` in the container, started by its exec helper with the container's environment (``env`` on
         top, as ``runtime exec --env``): exit code and raw output; on a timeout or cancellation, what it started
@@ -391,41 +401,78 @@ class Container:
 
     # -- files: tar streams through the runtime ---------------------------------------
 
-    async def put_archive(self, archive: bytes, target_dir: str) -> None:
-        result = await self.run(
-            ["/bin/sh", "-c", 'mkdir -p -- "$0" && exec tar -x -f - -C "$0"', target_dir], stdin=archive
-        )
+    def _toolbox_script(self, script: str, *args: str) -> list[str]:
+        """``sh -c script args`` in which ``"$0" PROGRAM`` runs the toolbox's static busybox (bound read-only into
+        every sandbox), never a shell, tar or mkdir the agent could have replaced; without a toolbox on this
+        machine, ``$0`` is ``env`` and the image's own programs run."""
+        if host_busybox_or_none() is not None:
+            return [TOOLBOX_MOUNT, "sh", "-c", script, TOOLBOX_MOUNT, *args]
+        return ["/bin/sh", "-c", script, "env", *args]
+
+    async def put_archive(self, archive: bytes | Path, target_dir: str) -> None:
+        """Extract a tar (bytes, or a file streamed in pieces) into ``target_dir`` in the sandbox."""
+        argv = self._toolbox_script('"$0" mkdir -p -- "$1" && exec "$0" tar -x -f - -C "$1"', target_dir)
+        result = await self.run(argv, stdin=archive)
         if result.return_code != 0:
             raise SandboxError(f"could not write into {target_dir} in the sandbox: {result.stderr.strip()[:500]}")
 
-    async def get_archive(self, source: str, *, follow: bool) -> bytes:
+    async def stream_archive(
+        self, source: str, archive: Path, *, follow: bool, limits: TransferLimits | None = None
+    ) -> None:
+        """Write a tar of ``source`` (in the sandbox) to the host file ``archive`` as it streams, within ``limits``.
+
+        Past a bound (bytes, files, seconds) the sandbox's tar is killed at once and :class:`TransferLimitExceeded`
+        raised: what the agent left is its own failure, and the harness's memory never holds the stream."""
+        limits = limits or TransferLimits()
         parent, name = os.path.split(source.rstrip("/") or "/")
         script = (
-            '[ -e "$0/$1" ] || { echo "$0/$1: not found" >&2; exit 3; }; '
-            f'exec tar -c{"h" if follow else ""} -f - -C "$0" -- "$1"'
+            '[ -e "$1/$2" ] || [ -L "$1/$2" ] || { echo "$1/$2: not found" >&2; exit 3; }; '
+            f'exec "$0" tar -c{"h" if follow else ""} -f - -C "$1" -- "$2"'
         )
-        code, out, err = await self._exec(["/bin/sh", "-c", script, parent or "/", name or "."])
+        channel = self._channel
+        if channel is None:
+            raise SandboxError(f"sandbox {self.id} is not running")
+        sink = ArchiveSink(archive, limits)
+        call = channel.run(
+            self._toolbox_script(script, parent or "/", name or "."),
+            uid=0, gid=0, groups=(), cwd="/", env=self.config.env, stdin=None, sink=sink,
+        )  # fmt: skip
+        try:
+            code, _, err = await asyncio.wait_for(call, timeout=limits.seconds)
+        except TimeoutError:
+            await asyncio.to_thread(self.kill_processes)
+            raise TransferLimitExceeded(
+                f"copying {source} out of the sandbox took more than {limits.seconds:g} s (bounds: {limits.describe()})"
+            ) from None
+        except BaseException:
+            await asyncio.to_thread(self.kill_processes)
+            raise
+        finally:
+            sink.close()
+        if sink.exceeded:
+            raise TransferLimitExceeded(
+                f"{source} in the sandbox holds {sink.exceeded}, more than a trial copies out "
+                f"(bounds: {limits.describe()})"
+            )
         if code == 3:
             raise FileNotFoundError(f"{source} not found in the sandbox")
         if code != 0:
             raise SandboxError(
                 f"could not read {source} from the sandbox: {err.decode(errors='replace').strip()[:500]}"
             )
-        return out
 
 
-def pack(source: Path, arcname: str) -> bytes:
-    """A tar of ``source`` (file or directory contents) owned by root, links kept as links."""
-    buffer = io.BytesIO()
+def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
 
-    def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
-        info.uid = info.gid = 0
-        info.uname = info.gname = "root"
-        return info
 
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        tar.add(source, arcname=arcname, filter=owned_by_root)
-    return buffer.getvalue()
+def pack_to(archive: Path, source: Path, arcname: str) -> None:
+    """A tar of ``source`` (file or directory contents) owned by root, links kept as links, written to the file
+    ``archive`` (streamed into the sandbox in pieces, never held in memory; GNU format, which busybox reads)."""
+    with tarfile.open(archive, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        tar.add(source, arcname=arcname, filter=_owned_by_root)
 
 
 def _wait_gone(pid: int, timeout: float) -> None:
@@ -462,7 +509,15 @@ def runtime_problem(runtime: str = "runc") -> str | None:
 def _run_checked(argv: list[str]) -> None:
     result = subprocess.run(argv, capture_output=True, text=True, cwd="/")
     if result.returncode != 0:
-        raise SandboxError(f"{' '.join(argv)} failed: {result.stderr.strip()}")
+        raise SandboxStartError(f"{' '.join(argv)} failed: {result.stderr.strip()}")
+
+
+def _make_layer_filesystem(image: Path, size_mb: int) -> None:
+    """An empty ext4 filesystem of ``size_mb`` in a sparse file (~10 ms: no journal, lazy inode tables)."""
+    with open(image, "wb") as handle:
+        handle.truncate(int(size_mb) << 20)
+    mkfs = shutil.which("mkfs.ext4") or "/sbin/mkfs.ext4"
+    _run_checked([mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard", str(image)])
 
 
 def _mount(args: list[str]) -> None:

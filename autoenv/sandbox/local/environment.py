@@ -11,23 +11,42 @@ under runc, or gVisor's runsc with ``runtime="runsc"``
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
 import shlex
+import shutil
 import tarfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFailedError
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.definition import environment_content_hash
-from harbor.environments.tar_transfer import extract_dir
 from harbor.models.trial.paths import EnvironmentPaths
 
 from autoenv.sandbox.local import oci, spares
-from autoenv.sandbox.local.container import RUNTIMES, Container, ContainerConfig, SandboxError, pack, runtime_problem
+from autoenv.sandbox.local.container import (
+    DEFAULT_STORAGE_MB,
+    RUNTIMES,
+    Container,
+    ContainerConfig,
+    SandboxError,
+    pack_to,
+    runtime_problem,
+)
 from autoenv.sandbox.local.image import BuildError, Image, build_image, cache_root
+from autoenv.sandbox.transfer import (
+    TransferLimitExceeded,
+    TransferLimits,
+    check_archive,
+    extract_archive,
+    publish_dir,
+    record_limit,
+    staging_dir,
+    write_sparse,
+)
 
 #: Environment every sandboxed process starts from, under the image's own ENV:
 #: never the caller's, so API keys and the host's PATH do not leak into tasks.
@@ -98,7 +117,7 @@ class LocalEnvironment(BaseEnvironment):
             hostname=self._hostname(),
             network=not self._network_disabled,
             resources=oci.Resources(memory_mb=self._effective_memory_mb, cpus=float(cpus) if cpus else None),
-            storage_mb=self._effective_storage_mb,
+            storage_mb=self._effective_storage_mb or DEFAULT_STORAGE_MB,
             runtime=self._runtime,
         )
         if force_build:
@@ -212,30 +231,66 @@ class LocalEnvironment(BaseEnvironment):
         return ExecResult(stdout=result.stdout, stderr=result.stderr, return_code=result.return_code)
 
     # -- files ---------------------------------------------------------------------
-    # Tar streams through the runtime: no sandbox path is ever resolved on the host,
-    # and what comes out is extracted with tarfile's "data" filter (no links out).
+    # Tar streams through the sandbox's exec helper, made and read by the toolbox's busybox: no sandbox path is
+    # ever resolved on the host. What comes out streams to a file within bounds (autoenv.sandbox.transfer: bytes,
+    # files, depth, seconds; past one the agent's failure) and is extracted with tarfile's "data" filter (no links
+    # out), sparse, into a staging folder published only when complete.
 
     async def upload_file(self, source_path: Path | str, target_path: str):
         target = PurePosixPath(target_path)
-        archive = await asyncio.to_thread(pack, Path(source_path), target.name)
-        await self._require().put_archive(archive, str(target.parent))
+        with _scratch_file(self.trial_paths.trial_dir) as archive:
+            await asyncio.to_thread(pack_to, archive, Path(source_path), target.name)
+            await self._require().put_archive(archive, str(target.parent))
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str):
-        archive = await asyncio.to_thread(pack, Path(source_dir), ".")
-        await self._require().put_archive(archive, target_dir)
+        with _scratch_file(self.trial_paths.trial_dir) as archive:
+            await asyncio.to_thread(pack_to, archive, Path(source_dir), ".")
+            await self._require().put_archive(archive, target_dir)
 
     async def download_file(self, source_path: str, target_path: Path | str):
         # follow links inside the sandbox (its own root), never on the host
-        data = await self._require().get_archive(source_path, follow=True)
-        await asyncio.to_thread(_extract_one, data, Path(target_path))
+        target = Path(target_path)
+        with _scratch_file(target) as archive:
+            await self._collect(source_path, archive, follow=True)
+            await asyncio.to_thread(_extract_one, archive, target)
 
     async def download_dir(self, source_dir: str, target_dir: Path | str):
-        data = await self._require().get_archive(source_dir.rstrip("/") + "/.", follow=False)
-        await asyncio.to_thread(extract_dir, io.BytesIO(data), Path(target_dir))
+        target = Path(target_dir)
+        with _scratch_file(target) as archive:
+            await self._collect(source_dir.rstrip("/") + "/.", archive, follow=False)
+            await asyncio.to_thread(_extract_tree, archive, target)
+
+    async def _collect(self, source: str, archive: Path, *, follow: bool) -> None:
+        try:
+            await self._require().stream_archive(source, archive, follow=follow)
+        except TransferLimitExceeded as exc:
+            record_limit(self.trial_paths.trial_dir, str(exc))
+            raise
 
 
-def _extract_one(data: bytes, target: Path) -> None:
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+@contextmanager
+def _scratch_file(near: Path) -> Iterator[Path]:
+    """A temporary file beside ``near`` (the host's disk, never memory), removed afterwards."""
+    near.parent.mkdir(parents=True, exist_ok=True)
+    path = near.parent / f".{near.name}.{uuid.uuid4().hex[:8]}.tar"
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _extract_tree(archive: Path, target: Path) -> None:
+    check_archive(archive, TransferLimits())
+    staged = staging_dir(target)
+    try:
+        extract_archive(archive, staged)
+        publish_dir(staged, target)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+
+
+def _extract_one(archive: Path, target: Path) -> None:
+    with tarfile.open(archive, mode="r|") as tar:
         member = next((m for m in tar if m.isfile()), None)
         if member is None:
             raise FileNotFoundError(f"not a regular file in the sandbox: {target.name}")
@@ -243,8 +298,6 @@ def _extract_one(data: bytes, target: Path) -> None:
         assert source is not None
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:6]}")
-        with open(tmp, "wb") as out:
-            while chunk := source.read(1 << 20):
-                out.write(chunk)
+        write_sparse(source, tmp, member.size)
         os.chmod(tmp, member.mode & 0o755 | 0o600)
         os.replace(tmp, target)

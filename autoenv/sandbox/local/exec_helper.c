@@ -17,6 +17,7 @@
  *   host -> helper  'X' start: NUL-terminated fields: stdin ("0" /dev/null, "1" a pipe), uid, gid,
  *                       groups (comma-separated), cwd, argc, argv..., envc, env...
  *                   'I' bytes for the request's stdin;  'E' end of its stdin
+ *                   'K' kill the request's process group (SIGKILL): the host gave up on its output (a bound)
  *   helper -> host  'O' stdout bytes;  'R' stderr bytes;  'Z' the request ended: its exit status as text
  *                       (the code, or 128 + the signal), once the process is reaped and both outputs closed
  *                   'H' hello, id 0, sent once at start
@@ -216,6 +217,10 @@ static void on_frame(char kind, uint32_t id, char *payload, uint32_t len) {
         break;
     case 'E':
         if ((r = find(id))) r->in_eof = 1;
+        break;
+    case 'K':
+        /* each command is its own session and process group (setsid in child): kill all it started */
+        if ((r = find(id)) && r->pid > 0 && !r->reaped) kill(-r->pid, SIGKILL);
         break;
     default:
         die("unknown frame");

@@ -28,6 +28,7 @@ import threading
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
+from typing import Protocol
 
 from autoenv.errors import MachineError, SandboxFault
 from autoenv.sandbox.local.cache import cache_root
@@ -39,6 +40,23 @@ _HEAD = struct.Struct("<IcI")
 #: The largest frame the host accepts from the helper (it sends output in 64 KiB pieces): anything bigger is a
 #: broken or forged channel, not output.
 _MAX_FRAME = 1 << 20
+
+#: How much of a command's stdout and of its stderr the host keeps in memory (``AUTOENV_MAX_OUTPUT_MB``): a command
+#: that prints more (``cat /dev/zero`` for a minute) has the rest dropped and counted, so that whatever a sandbox
+#: prints, the harness's memory stays bounded. Transfers do not go through this: they stream to a file (``sink``).
+MAX_OUTPUT_BYTES = int(float(os.environ.get("AUTOENV_MAX_OUTPUT_MB", "16")) * (1 << 20))
+
+#: A stdin larger than this is sent from a thread in pieces of this size, never built as one buffer.
+_STDIN_PIECE = 1 << 20
+
+
+class Sink(Protocol):
+    """Where a streamed command's stdout goes (:meth:`ExecChannel.run` with ``sink``), called on the reader thread.
+
+    ``write`` returns False once the consumer wants no more (a bound was passed): the command's process group is
+    then killed and the rest of its output dropped."""
+
+    def write(self, data: bytes) -> bool: ...
 
 
 class HelperGone(SandboxFault):
@@ -96,6 +114,15 @@ class _Pending:
     future: asyncio.Future
     out: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
+    sink: Sink | None = None
+    dropped: int = 0
+    killed: bool = False
+
+    def keep(self, buffer: bytearray, payload: bytes) -> None:
+        room = MAX_OUTPUT_BYTES - len(buffer)
+        if room > 0:
+            buffer += payload[:room]
+        self.dropped += max(0, len(payload) - max(room, 0))
 
 
 class ExecChannel:
@@ -132,9 +159,14 @@ class ExecChannel:
         groups: tuple[int, ...],
         cwd: str,
         env: dict[str, str],
-        stdin: bytes | None,
+        stdin: bytes | Path | None,
+        sink: Sink | None = None,
     ) -> tuple[int, bytes, bytes]:
-        """Start ``argv`` and wait for it to end: exit code, stdout, stderr. Cancel it with :meth:`forget`."""
+        """Start ``argv`` and wait for it to end: exit code, stdout, stderr. Cancel it with :meth:`forget`.
+
+        ``stdin`` is bytes, or a file sent in pieces. With ``sink`` the stdout goes to it as it comes (the returned
+        stdout is empty); otherwise at most :data:`MAX_OUTPUT_BYTES` of each output is kept, and a note of what was
+        dropped ends the stderr."""
         loop = asyncio.get_running_loop()
         fields = [
             "1" if stdin is not None else "0",
@@ -155,10 +187,10 @@ class ExecChannel:
                 raise HelperGone(f"the exec helper of sandbox {self._name} is gone: {self._gone}")
             rid = self._next_id
             self._next_id += 1
-            pending = _Pending(loop, loop.create_future())
+            pending = _Pending(loop, loop.create_future(), sink=sink)
             self._pending[rid] = pending
         frames = [_HEAD.pack(len(payload), b"X", rid) + payload]
-        if stdin is not None:
+        if isinstance(stdin, bytes):
             if stdin:
                 frames.append(_HEAD.pack(len(stdin), b"I", rid) + stdin)
             frames.append(_HEAD.pack(0, b"E", rid))
@@ -168,9 +200,24 @@ class ExecChannel:
                 await asyncio.to_thread(self._write, data)
             else:
                 self._write(data)
+            if isinstance(stdin, Path):
+                await asyncio.to_thread(self._send_file, rid, stdin)
             return await pending.future
         finally:
             self.forget(rid)
+
+    def _send_file(self, rid: int, path: Path) -> None:
+        with open(path, "rb") as source:
+            while piece := source.read(_STDIN_PIECE):
+                self._write(_HEAD.pack(len(piece), b"I", rid) + piece)
+        self._write(_HEAD.pack(0, b"E", rid))
+
+    def kill(self, rid: int) -> None:
+        """SIGKILL the command's process group (each command is its own session); its end still arrives."""
+        try:
+            self._write(_HEAD.pack(0, b"K", rid))
+        except HelperGone:
+            pass
 
     def forget(self, rid: int) -> None:
         with self._lock:
@@ -240,17 +287,25 @@ class ExecChannel:
             pending = self._pending.get(rid)
             if pending is None:  # a command given up on (timed out, cancelled): its rest is dropped
                 return
+            if kind == b"O" and pending.sink is not None:
+                if not pending.killed and not pending.sink.write(payload):
+                    pending.killed = True
+                    threading.Thread(target=self.kill, args=(rid,), daemon=True).start()
+                return
             if kind == b"O":
-                pending.out += payload
+                pending.keep(pending.out, payload)
                 return
             if kind == b"R":
-                pending.err += payload
+                pending.keep(pending.err, payload)
                 return
             del self._pending[rid]
         try:
             code = int(payload)
         except ValueError:
             code = -1
+        if pending.dropped:
+            note = f"[autoenv: output over {MAX_OUTPUT_BYTES >> 20} MiB a stream; {pending.dropped} bytes dropped]"
+            pending.err += f"\n{note}\n".encode()
         result = (code, bytes(pending.out), bytes(pending.err))
         pending.loop.call_soon_threadsafe(_settle, pending.future, result, None)
 
@@ -277,4 +332,4 @@ def _settle(future: asyncio.Future, result: object, error: BaseException | None)
         future.set_result(result)
 
 
-__all__ = ["HELPER_MOUNT", "ExecChannel", "HelperGone", "helper_binary"]
+__all__ = ["HELPER_MOUNT", "MAX_OUTPUT_BYTES", "ExecChannel", "HelperGone", "Sink", "helper_binary"]

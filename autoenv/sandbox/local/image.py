@@ -75,6 +75,17 @@ def _locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextmanager
+def store_lock():
+    """One writer of buildah's image store at a time, across processes and threads.
+
+    Concurrent ``buildah bud --layers`` runs that share cached layers, and an ``rmi`` of one while another builds
+    on it, race in containers/storage ("layer not known"): neither the task's fault nor the machine's. Builds
+    hold this lock while buildah writes the store; the cached path (an image already built) does not take it."""
+    with _locked(images_dir() / ".store.lock"):
+        yield
+
+
 def _buildah(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(["buildah", *args], capture_output=True, text=True, cwd="/")
     if check and result.returncode != 0:
@@ -207,6 +218,17 @@ _MACHINE_SIGNS = re.compile(
     r"error creating overlay mount|mount_setattr|cannot set up namespace|error mounting",
     re.IGNORECASE,
 )
+#: buildah's own message lines (its error and log lines), as against what a task's RUN step printed.
+_BUILDER_LINE = re.compile(r"^(Error: |error |ERRO\[|WARN\[|time=\S+ level=(error|fatal))")
+#: What buildah's image store says when another build changed it under this one: retried once, never the task's.
+_STORE_RACE = re.compile(r"layer not known|image not known|identifier is not a (container|layer)|locating item named")
+
+
+def builder_lines(output: str) -> str:
+    """Only the lines buildah itself wrote: a task's RUN step can print anything, a machine-fault sign included."""
+    return "\n".join(line for line in output.splitlines() if _BUILDER_LINE.match(line))
+
+
 #: The control build's answer per base in this process: None (the machine builds) or why it cannot.
 _control: dict[str, str | None] = {}
 
@@ -214,25 +236,29 @@ _control: dict[str, str | None] = {}
 def machine_fault(output: str, base: str | None) -> str | None:
     """Why a failed ``buildah bud`` is this machine's fault, or None when the Dockerfile is to blame.
 
-    Known signs in buildah's output decide at once; otherwise a control build (the same base, one ``RUN``
-    step that needs the build network and the runtime) tells a machine that cannot run any step from a
-    Dockerfile step that fails on its own. The control runs once per base and process.
+    The control build decides (the same base, one ``RUN`` step that needs the build network and the runtime): a
+    machine that cannot run any step fails it, a Dockerfile step that fails on its own does not. A machine-fault
+    sign in buildah's own lines (never in what a ``RUN`` step printed: a task can print ``iptables`` and fail) is
+    named in the reason, but only the control confirms it. The control runs once per base and process.
     """
-    if match := _MACHINE_SIGNS.search(output):
-        line = next((ln for ln in output.splitlines() if match.group(0) in ln), match.group(0))
-        return f"{line.strip()[:400]} (run `autoenv doctor`)"
+    own = builder_lines(output)
+    match = _MACHINE_SIGNS.search(own)
     if not base:
-        return None
+        # nothing to build a control from (a bare docker_image): buildah's own sign is all there is
+        return f"{match.group(0)} in buildah's output (run `autoenv doctor`)" if match else None
     if base not in _control:
         _control[base] = control_build(base)
     why = _control[base]
-    return None if why is None else f"even a one-line RUN step on {base} fails: {why} (run `autoenv doctor`)"
+    if why is None:
+        return None
+    sign = next((ln.strip()[:300] for ln in own.splitlines() if match.group(0) in ln), "") if match else ""
+    return f"even a one-line RUN step on {base} fails: {why}{f' ({sign})' if sign else ''} (run `autoenv doctor`)"
 
 
 def control_build(base: str) -> str | None:
     """Build ``FROM base`` + ``RUN true`` (the build network and runtime in use); None when it works, else why."""
     tag = f"localhost/autoenv/control:{uuid.uuid4().hex[:12]}"  # one per build: concurrent controls do not race
-    with tempfile.TemporaryDirectory(prefix="autoenv-control-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="autoenv-control-") as tmp, store_lock():
         (Path(tmp) / "Dockerfile").write_text(f"FROM {base}\nRUN true\n")
         try:
             result = subprocess.run(
@@ -241,7 +267,7 @@ def control_build(base: str) -> str | None:
             )  # fmt: skip
         except (OSError, subprocess.TimeoutExpired) as exc:
             return str(exc)
-    subprocess.run(["buildah", "rmi", tag], capture_output=True, cwd="/")
+        subprocess.run(["buildah", "rmi", tag], capture_output=True, cwd="/")
     if result.returncode == 0:
         return None
     lines = [ln for ln in (result.stdout + result.stderr).splitlines() if ln.strip()]
@@ -318,27 +344,25 @@ def _build_locked(
             build_file = directory / "Dockerfile.unpinned"
             build_file.write_text(text)
         if dockerfile.is_file():
-            log.write(f"$ buildah bud {environment_dir}\n")
-            log.flush()
-            result = subprocess.run(
-                [
-                    "buildah",
-                    "bud",
-                    "--layers",
-                    "--pull=never",
-                    "--force-rm",
-                    "-t",
-                    tag,
-                    "-f",
-                    str(build_file),
-                    str(environment_dir),
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                cwd="/",
-            )
-            log.write(result.stdout)
+            for attempt in (1, 2):
+                log.write(f"$ buildah bud {environment_dir}\n")
+                log.flush()
+                with store_lock():
+                    result = subprocess.run(
+                        ["buildah", "bud", "--layers", "--pull=never", "--force-rm", "-t", tag,
+                         "-f", str(build_file), str(environment_dir)],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd="/",
+                    )  # fmt: skip
+                log.write(result.stdout)
+                race = result.returncode != 0 and _STORE_RACE.search(builder_lines(result.stdout))
+                if not race:
+                    break
+                if attempt == 2:
+                    raise MachineError(
+                        f"building {environment_dir}: buildah's image store failed twice ({race.group(0)}), "
+                        "not the Dockerfile's fault (run `autoenv doctor`)"
+                    )
+                log.write("autoenv: buildah's image store changed under the build; building once more\n")
             if result.returncode != 0:
                 lines = [ln for ln in result.stdout.splitlines() if ln.strip()]
                 detail = "\n".join(lines[-25:])
@@ -349,7 +373,8 @@ def _build_locked(
                     )
                 raise BuildError(f"{_step_line(dockerfile, result.stdout)}: build failed:\n{detail}")
         else:
-            _buildah("tag", docker_image, tag)
+            with store_lock():
+                _buildah("tag", docker_image, tag)
     info = json.loads(_buildah("inspect", "--type", "image", tag).stdout)
     cfg = (info.get("OCIv1") or {}).get("config") or {}
     env = dict(item.split("=", 1) for item in cfg.get("Env") or [] if "=" in item)
@@ -366,7 +391,8 @@ def _build_locked(
     # what this image adds over its base (the base's layers are shared and not evicted with it)
     image_cache.record_size(directory, max(0, _image_size(tag) - max((_image_size(b) for b in bases), default=0)))
     image_cache.touch(directory)
-    image_cache.prune(images_dir(), remove=remove)
+    with store_lock():
+        image_cache.prune(images_dir(), remove=remove)
     return Image(directory, config, rootfs)
 
 
@@ -400,9 +426,10 @@ def _rootfs(key: str, tag: str) -> Path:
     if (known := _mounted(key)) is not None:
         return known
     name = ROOTFS_PREFIX + key
-    if _buildah("inspect", "--type", "container", name, check=False).returncode != 0:
-        _buildah("from", "--pull=never", "--name", name, tag)
-    path = Path(_buildah("mount", name).stdout.strip())
+    with store_lock():
+        if _buildah("inspect", "--type", "container", name, check=False).returncode != 0:
+            _buildah("from", "--pull=never", "--name", name, tag)
+        path = Path(_buildah("mount", name).stdout.strip())
     if not path.is_dir():
         raise BuildError(f"buildah mounted {name} at {path}, which is not a directory")
     _MOUNTS[key] = path

@@ -1,0 +1,118 @@
+"""Red team: an agent that leaves something huge behind gets 0, in bounded time, without touching the host.
+
+Issue 38: one command of an exploring policy (a 20 GB sparse file in ``/app``) made the harness grow by 1 GB every
+10 s until the OOM killer ended it. Each test runs a real trial (local backend, separate verifier, ``/app`` collected
+as an artifact) in a child process whose peak memory is measured, with an agent that first solves the task and
+then leaves one of the things the issue names. The verdict must be 0 with a reason naming the bound, the trial
+must end within its timeouts plus a margin, the harness must stay under 1 GB, and the host's disk must be back
+where it was.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from autoenv.sandbox.local.cache import cache_root
+from tests.conftest import needs_namespaces, write_task
+
+pytestmark = [needs_namespaces, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+
+TOML = """\
+schema_version = "1.4"
+artifacts = ["/app"]
+[metadata]
+author_name = "autoenv-tests"
+[verifier]
+environment_mode = "separate"
+timeout_sec = 60.0
+[agent]
+timeout_sec = 120.0
+[environment]
+build_timeout_sec = 120.0
+network_mode = "no-network"
+"""
+
+SOLVE = "echo hello > /app/out.txt\n"
+
+#: run one trial in a fresh interpreter and report its outcome and that interpreter's peak memory
+CHILD = textwrap.dedent(
+    """
+    import json, resource, sys
+    from autoenv.trials.runner import run_trial
+    from tests.redteam.attacker import IMPORT_PATH
+    outcome = run_trial(sys.argv[1], IMPORT_PATH, agent_kwargs={"script": sys.argv[2]}, trials_dir=sys.argv[3])
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"outcome": outcome.model_dump(), "peak_mb": peak_kb / 1024}))
+    """
+)
+
+
+def _disk_used() -> int:
+    usage = shutil.disk_usage(cache_root())
+    return usage.total - usage.free
+
+
+def _trial(tmp_path: Path, script: str) -> tuple[dict, float, float]:
+    task = write_task(tmp_path / "tasks", "bounded", files={"task.toml": TOML})
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(task), SOLVE + script, str(tmp_path / "trials")],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return report["outcome"], report["peak_mb"], time.monotonic() - started
+
+
+def _attack_log(outcome: dict) -> str:
+    path = Path(outcome["trial_dir"]) / "agent" / "attack.txt"
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.mark.parametrize(
+    "what, script, bound",
+    [
+        ("a 20 GB sparse file", "truncate -s 20G /app/big && ls -ls /app/big", "MiB"),
+        # 10 GB does not fit the sandbox's disk (ENOSPC inside); 3 GB of allocated blocks does, and reads as zeros
+        (
+            "a 10 GB real file",
+            "fallocate -l 10G /app/big; echo fallocate10=$?; rm -f /app/big; fallocate -l 3G /app/big; echo ok=$?",
+            "MiB",
+        ),
+        ("150,000 files", "mkdir /app/many && cd /app/many && seq 1 150000 | xargs touch && ls | wc -l", "files"),
+    ],
+)
+def test_what_the_agent_leaves_cannot_exhaust_the_host(tmp_path, what, script, bound):
+    before = _disk_used()
+    outcome, peak_mb, seconds = _trial(tmp_path, script)
+    log = _attack_log(outcome)
+    assert outcome["reward"] == 0.0, (what, outcome, log)
+    assert outcome["error"] == "agent_limit" and bound in outcome["error_message"], (what, outcome)
+    if "10 GB" in what:
+        assert "fallocate10=0" not in log and "ok=0" in log, log  # the disk bound said no inside the sandbox
+    # the agent's 120 s and the verifier's 60 s are the timeouts; the trial ends well inside them
+    assert seconds < 120, (what, seconds)
+    assert peak_mb < 1024, (what, peak_mb)
+    # the sandboxes' writable layers are removed in the background within seconds of the trial's end
+    deadline = time.monotonic() + 30
+    while _disk_used() - before > 512 << 20 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _disk_used() - before < 512 << 20, (what, (_disk_used() - before) >> 20)
+
+
+def test_a_command_that_prints_forever_keeps_the_harness_bounded(tmp_path):
+    """``cat /dev/zero`` for 20 s: the output kept in memory stops at its bound, the rest is counted, not kept."""
+    outcome, peak_mb, _ = _trial(tmp_path, "timeout 20 cat /dev/zero; echo done")
+    log = _attack_log(outcome)
+    assert "bytes dropped" in log and peak_mb < 1024, (peak_mb, log[-500:])
+    assert outcome["reward"] == 1.0, outcome  # printing a lot is not a failure: the task was solved
