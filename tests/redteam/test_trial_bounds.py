@@ -108,11 +108,3 @@ def test_what_the_agent_leaves_cannot_exhaust_the_host(tmp_path, what, script, b
     while _disk_used() - before > 512 << 20 and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _disk_used() - before < 512 << 20, (what, (_disk_used() - before) >> 20)
-
-
-def test_a_command_that_prints_forever_keeps_the_harness_bounded(tmp_path):
-    """``cat /dev/zero`` for 20 s: the output kept in memory stops at its bound, the rest is counted, not kept."""
-    outcome, peak_mb, _ = _trial(tmp_path, "timeout 20 cat /dev/zero; echo done")
-    log = _attack_log(outcome)
-    assert "bytes dropped" in log and peak_mb < 1024, (peak_mb, log[-500:])
-    assert outcome["reward"] == 1.0, outcome  # printing a lot is not a failure: the task was solved

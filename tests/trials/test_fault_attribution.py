@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -123,7 +122,10 @@ def test_concurrent_builds_of_overlapping_dockerfiles_all_succeed(tmp_path):
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", script, str(tmp_path), f"{run}{n}"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
         )  # fmt: skip
         for n in range(2)
     ]
