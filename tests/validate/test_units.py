@@ -446,3 +446,20 @@ def test_a_base_file_the_task_rewrote_is_read_even_with_the_bases_size_and_mtime
             os.utime(r / "etc" / name, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     found = scan_expected_values(root, GOOD, secrets, base=base)
     assert [f.where for f in found] == ["/etc/issue:1"]
+
+
+def test_the_checks_version_is_a_hash_of_the_code_that_decides_verdicts(tmp_path):
+    import autoenv
+    from autoenv.validate import checks
+
+    src = Path(shutil.copytree(Path(autoenv.__file__).parent, tmp_path / "autoenv"))
+    assert checks.checks_version(src) == checks.CHECKS_VERSION
+    assert checks.CHECKS_VERSION in ValidationSettings().key()
+    for module in ("validate/checks/nop.py", "agents/adversary.py", "agents/partial.py", "validate/leakage/image.py"):
+        path = src / module
+        original = path.read_text()
+        path.write_text(original + "\n# judged differently\n")
+        assert checks.checks_version(src) != checks.CHECKS_VERSION, module
+        path.write_text(original)
+    (src / "families" / "note.py").write_text("# not validation's code\n")
+    assert checks.checks_version(src) == checks.CHECKS_VERSION

@@ -9,7 +9,9 @@ the order of ``CHECKS``.
 
 from __future__ import annotations
 
+import hashlib
 from importlib import import_module
+from pathlib import Path
 
 from autoenv.validate.checks.base import Check, CheckName, CheckResult, Context, Outcomes, skipped, trial_evidence
 from autoenv.validate.checks.build import check_build_from_trials, check_build_local
@@ -28,8 +30,35 @@ CHECKS: list[Check] = [
     for module in ("structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "partial", "timeouts")
 ]
 
-#: Bumped when a check is added or judges differently: records made by older checks are not reused.
-CHECKS_VERSION = 2
+#: The code that decides a verdict, relative to the ``autoenv`` package: the checks, the leak scan, the scheduler
+#: and the agents whose trials the checks judge. Folders stand for every ``.py`` file in them.
+VERDICT_CODE = (
+    "validate/checks",
+    "validate/leakage",
+    "validate/validation.py",
+    "agents/adversary.py",
+    "agents/partial.py",
+    "agents/oracle.py",
+    "agents/scan.py",
+    "agents/toolset.py",
+)
+
+
+def checks_version(package_root: Path | None = None) -> str:
+    """A hash of the source of :data:`VERDICT_CODE`: any change to how a verdict is reached changes it, so a
+    record made by other checks is not reused (nobody has to remember to bump a number)."""
+    root = Path(package_root or Path(__file__).resolve().parents[2])
+    digest = hashlib.sha256()
+    for entry in VERDICT_CODE:
+        path = root / entry
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(file.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(file.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+#: Part of every validation record's key: records made by other checks (other code) are not reused.
+CHECKS_VERSION = checks_version()
 
 CHECK_ORDER: tuple[CheckName, ...] = tuple(c.name for c in CHECKS)
 #: Checks that may end "not run" on a valid task: they say why in their summary and do not make the task invalid.
@@ -42,6 +71,7 @@ __all__ = [
     "CHECKS",
     "CHECKS_VERSION",
     "CHECK_ORDER",
+    "VERDICT_CODE",
     "MAY_NOT_RUN",
     "NEED_ORACLE",
     "Check",
@@ -60,6 +90,7 @@ __all__ = [
     "check_structure",
     "check_tamper",
     "check_timeouts",
+    "checks_version",
     "missing_programs",
     "skipped",
     "trial_evidence",
