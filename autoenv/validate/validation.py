@@ -32,7 +32,7 @@ from autoenv.validate.leakage import scan_instruction, task_secrets
 
 #: The agent each kind of trial runs (by Harbor name or import path), with its kwargs.
 TRIAL_AGENTS: dict[Trial, str] = {
-    "oracle": "oracle",
+    "oracle": "autoenv.agents.partial:ProbedOracleAgent",
     "nop": "nop",
     "adversary": "autoenv.agents.adversary:AdversaryAgent",
     "partial": "autoenv.agents.partial:PartialSolutionAgent",
@@ -334,7 +334,7 @@ async def _run_trials(ctx: Context, needs: frozenset[Trial]) -> None:
     ]
     jobs: list[tuple[str, dict[str, Any]]] = []
     for t in wanted:
-        kwargs = {"task_dir": str(ctx.task_dir)} if t == "partial" else {}
+        kwargs = {"task_dir": str(ctx.task_dir)} if t in ("oracle", "partial") else {}
         jobs += [(TRIAL_AGENTS[t], kwargs)] * (ctx.settings.repeats if t == "oracle" else 1)
     done = iter(await ctx.run(jobs) if jobs else [])
     for t in wanted:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from autoenv.validate.cache import record_path
+from autoenv.validate.checks import CHECK_ORDER
 from autoenv.validate.validation import validate_task
 from tests.conftest import bundled_tasks, needs_namespaces
 
@@ -67,7 +68,7 @@ def test_good_task_validates_and_is_recorded(tmp_path):
     task = _copy(GOOD / "sum-numbers", tmp_path)
     report = validate_task(task, trials_dir=tmp_path / "trials")
     assert report.valid, report.feedback()
-    assert [c.status for c in report.checks] == ["pass"] * 9
+    assert [c.status for c in report.checks] == ["pass"] * len(CHECK_ORDER)
     assert record_path(task, "validation").is_file()
     again = validate_task(task, trials_dir=tmp_path / "trials")
     assert again.cached and again.valid and again.content_hash == report.content_hash

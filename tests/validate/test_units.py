@@ -463,3 +463,32 @@ def test_the_checks_version_is_a_hash_of_the_code_that_decides_verdicts(tmp_path
         path.write_text(original)
     (src / "families" / "note.py").write_text("# not validation's code\n")
     assert checks.checks_version(src) == checks.CHECKS_VERSION
+
+
+def test_a_partial_trial_that_changed_nothing_while_the_oracles_runs_did_fails_probes():
+    """Issue 39: a solve.sh that notices the partial trial and does nothing must not make the partial check
+    "not run" and the task valid; a solution that changes no file in any run passes."""
+    from autoenv.validate.checks import CHECK_ORDER, MAY_NOT_RUN
+    from autoenv.validate.checks.probes import check_probes
+
+    assert CHECK_ORDER[-1] == "probes"
+
+    hidden = check_probes([["/app/report.json"], ["/app/report.json"]], [])
+    assert hidden.passed is False and "none in the partial-solution trial" in hidden.summary
+    assert "/app/report.json" in hidden.feedback
+    assert check_probes([["/app/report.json"]] * 2, ["/app/report.json"]).passed is True
+    assert check_probes([[], []], []).passed is True  # its result is a deletion, a permission or a process
+    assert check_probes([None, ["/app/a"]], []).passed is None  # a run recorded nothing: not a pass
+    assert "probes" not in MAY_NOT_RUN  # so "not run" here makes the task invalid
+
+
+def test_the_oracle_runs_carry_the_partial_trials_probes():
+    """What runs before and around solve.sh is the same in the oracle's runs and the partial trial."""
+    from autoenv.agents.partial import MARKER, ProbedOracleAgent, mutation_script
+    from autoenv.validate.validation import TRIAL_AGENTS
+
+    assert TRIAL_AGENTS["oracle"] == "autoenv.agents.partial:ProbedOracleAgent"
+    assert ProbedOracleAgent(Path("/tmp/x")).mutation == "none"
+    none, halved = mutation_script("none"), mutation_script("halved")
+    assert "CHANGED" in none and "halve" not in none and "kill" not in none
+    assert none.splitlines()[0] in halved and MARKER in halved

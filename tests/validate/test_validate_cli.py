@@ -38,6 +38,7 @@ def test_validate_valid_task_json_then_cached(tmp_path):
         "tamper",
         "partial",
         "timeouts",
+        "probes",
     ]
     assert all(c["passed"] and c["evidence"] is not None for c in report["checks"])
     again = run("validate", task, cwd=tmp_path)

@@ -27,7 +27,18 @@ from autoenv.validate.checks.timeouts import check_timeouts
 #: Every check, in the order they are reported: the modules of this package, each with its ``CHECK``.
 CHECKS: list[Check] = [
     import_module(f"{__name__}.{module}").CHECK
-    for module in ("structure", "build", "oracle", "deterministic", "nop", "leakage", "tamper", "partial", "timeouts")
+    for module in (
+        "structure",
+        "build",
+        "oracle",
+        "deterministic",
+        "nop",
+        "leakage",
+        "tamper",
+        "partial",
+        "timeouts",
+        "probes",
+    )
 ]
 
 #: The code that decides a verdict, relative to the ``autoenv`` package: the checks, the leak scan, the scheduler
