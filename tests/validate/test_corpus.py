@@ -46,7 +46,8 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "too-slow-oracle": ("timeouts", set(), "agent timeout"),
     "no-reward-on-failure": ("nop", set(), "must always write /logs/verifier/reward.txt"),
     "pytest-plantable": ("tamper", set(), "planted_"),
-    "answer-in-dot-folder": ("tamper", set(), "cached_answer: /root/.cache/answers/sum.txt"),
+    # (the leak scan reads ~/.cache now, unless a file is the base image's: it finds the cached sum too)
+    "answer-in-dot-folder": ("tamper", {"leakage"}, "cached_answer: /root/.cache/answers/sum.txt"),
     "tests-in-dot-folder": ("tamper", {"leakage"}, "/app/.checks/test_sum.py"),
     "deliverable-reads-answers": ("tamper", set(), "answer_reader: /app/sum.py"),
 }

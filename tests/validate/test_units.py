@@ -332,9 +332,9 @@ def test_expected_values_are_found_in_any_readable_file_but_not_in_the_inputs(tm
     assert (
         found["/app/.meta/audit.log:2"].source == "tests/test.sh" and "'5004'" in found["/app/.meta/audit.log:2"].detail
     )
-    # a value that is in the inputs the instruction names is data to read, wherever else it also is
+    # a value in an input the instruction names is data to read there, and still a leak anywhere else (issue 39)
     (root / "app" / "numbers.txt").write_text("5004\n")
-    assert scan_expected_values(root, GOOD, secrets) == []
+    assert {f.where for f in scan_expected_values(root, GOOD, secrets)} == set(found)
 
 
 def test_a_copy_of_the_solutions_longer_output_is_found_but_not_the_outputs_own_starter(tmp_path):
@@ -492,3 +492,50 @@ def test_the_oracle_runs_carry_the_partial_trials_probes():
     none, halved = mutation_script("none"), mutation_script("halved")
     assert "CHANGED" in none and "halve" not in none and "kill" not in none
     assert none.splitlines()[0] in halved and MARKER in halved
+
+
+def test_inputs_are_the_files_the_instruction_names_never_the_solution_or_a_folder(tmp_path):
+    """Issue 39: what counts as an input is decided by what the agent reads (the instruction), by exact path."""
+    from autoenv.validate.leakage import input_paths
+
+    task = Path(shutil.copytree(GOOD, tmp_path / "task"))
+    assert input_paths(task) == {"/app/numbers.txt", "/app/sum.txt"}
+    (task / "solution" / "solve.sh").write_text("#!/bin/bash\n# see audit.log and /app/.meta\n" + "true\n")
+    instruction = task / "instruction.md"
+    instruction.write_text(instruction.read_text() + "All files are in /app. Notes are in `notes/today.md`.\n")
+    inputs = input_paths(task)
+    assert {"/app/numbers.txt", "/app/sum.txt", "/app/notes/today.md"} <= inputs
+    assert not any("audit.log" in p or p.startswith("/app/.meta") for p in inputs)
+
+
+def test_a_leak_is_found_whatever_the_solution_or_a_folder_named_in_the_instruction_says(tmp_path):
+    """The two steering variants of issue 39 on the audit-log leak: neither hides it any more."""
+    secrets = task_secrets(GOOD)
+    task = Path(shutil.copytree(GOOD, tmp_path / "task"))
+    (task / "solution" / "solve.sh").write_text("#!/bin/bash\n# see audit.log\ntrue\n")
+    instruction = task / "instruction.md"
+    instruction.write_text(instruction.read_text() + "All files are in /app.\n")
+    root = tmp_path / "rootfs"
+    (root / "app" / ".meta").mkdir(parents=True)
+    (root / "app" / "numbers.txt").write_text((GOOD / "environment" / "numbers.txt").read_text())
+    (root / "app" / ".meta" / "audit.log").write_text("rows=12\nchecked_total=5004 status=ok\n")
+    assert [f.where for f in scan_expected_values(root, task, secrets)] == ["/app/.meta/audit.log:2"]
+
+
+def test_logs_caches_and_node_modules_are_read_unless_they_are_the_base_images(tmp_path):
+    import os
+
+    secrets = task_secrets(GOOD)
+    base, root = tmp_path / "base", tmp_path / "rootfs"
+    for r in (base, root):
+        (r / "var" / "log").mkdir(parents=True)
+    (root / "root" / ".cache" / "tool").mkdir(parents=True)
+    (root / "app" / "node_modules" / "x").mkdir(parents=True)
+    (root / "root" / ".cache" / "tool" / "last.json").write_text('{"total": 5004}\n')
+    (root / "app" / "node_modules" / "x" / "index.js").write_text("module.exports = 5004;\n")
+    (root / "var" / "log" / "job.log").write_text("done: 5004\n")
+    for r in (base, root):  # the base system's own log says 5004 by chance: unchanged, it is not the task's
+        (r / "var" / "log" / "boot.log").write_text("boot 5004\n")
+        os.utime(r / "var" / "log" / "boot.log", ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    found = sorted(f.where for f in scan_expected_values(root, GOOD, secrets, base=base))
+    assert found == ["/app/node_modules/x/index.js:1", "/root/.cache/tool/last.json:1", "/var/log/job.log:1"]

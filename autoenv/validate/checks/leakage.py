@@ -17,7 +17,7 @@ from autoenv.taskfmt.check import Level, Problem
 from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial
 from autoenv.validate.leakage import (
     EXTRACTED_SKIP,
-    SKIP_DIRS,
+    PACKAGE_DIRS,
     LeakFinding,
     extracted_root,
     scan_expected_values,
@@ -168,7 +168,7 @@ class LeakageCheck(Check):
         base = None
         readable: Any
         if ctx.image is not None:
-            readable, skip = ctx.image.rootfs, SKIP_DIRS
+            readable, skip = ctx.image.rootfs, PACKAGE_DIRS
             dockerfile = ctx.task_dir / "environment" / "Dockerfile"
             if dockerfile.is_file():
                 base = await asyncio.to_thread(base_rootfs, dockerfile.read_text(errors="replace"))

@@ -35,8 +35,10 @@ from __future__ import annotations
 from autoenv.agents.scan import ScanAgent
 from autoenv.validate.leakage.image import (
     EXTRACTED_SKIP,
+    PACKAGE_DIRS,
     SKIP_DIRS,
     extracted_root,
+    input_paths,
     scan_expected_values,
     scan_extracted,
     scan_tree,
@@ -60,10 +62,12 @@ __all__ = [
     "EXTRACTED_SKIP",
     "LEAK_SHARE",
     "SKIP_DIRS",
+    "PACKAGE_DIRS",
     "LeakFinding",
     "ScanAgent",
     "Secrets",
     "extracted_root",
+    "input_paths",
     "number_in_words",
     "python_answer_literals",
     "read_text",

@@ -21,15 +21,24 @@ from autoenv.validate.leakage.literals import (
     literal_forms,
     normalize,
     read_text,
-    texts_under,
     token_in,
 )
 
-#: Image paths that are the base system or installed packages, never the task's own files.
+#: Image paths that are the base system or installed packages, never the task's own files: the static scan
+#: (copies of the solution and tests) does not read them.
 SKIP_DIRS = re.compile(
     r"(^|/)(site-packages|dist-packages|__pycache__|node_modules|\.cache|\.npm|\.cargo|\.rustup)(/|$)"
     r"|^(usr/share|usr/lib|usr/include|usr/local/lib/python[\d.]+|usr/local/include|var/lib|var/cache|var/log|proc|sys|dev"
     r"|tmp/\.autoenv-shims)(/|$)"
+)
+#: What the expected-value scan does not read: installed packages and the package managers' own records. Logs,
+#: caches and node_modules are read (an answer the task wrote under /var/log or ~/.cache is as readable as one in
+#: /app), unless a file is byte for byte the base image's.
+PACKAGE_DIRS = re.compile(
+    r"(^|/)(site-packages|dist-packages|__pycache__|\.cargo|\.rustup)(/|$)"
+    r"|^(usr/share|usr/lib|usr/include|usr/local/lib/python[\d.]+|usr/local/include|proc|sys|dev|tmp/\.autoenv-shims"
+    r"|var/lib/(apt|dpkg|ucf|pam|systemd)|var/cache/(apt|debconf|ldconfig|man)"
+    r"|var/log/(apt|dpkg\.log|alternatives\.log|bootstrap\.log|faillog|lastlog|wtmp|btmp))(/|$)"
 )
 
 
@@ -103,24 +112,36 @@ MAX_ARCHIVE_MEMBERS = 500
 _MENTION = re.compile(r"[\w./@+-]+")
 
 
-def _mentions(task_dir: Path) -> set[str]:
-    """Paths and names the instruction or the reference solution speaks of: files so named are the task's inputs."""
-    words: set[str] = set()
-    texts = [read_text(task_dir / "instruction.md") or ""]
-    texts += [text for _, text in texts_under(task_dir / "solution")]
-    for text in texts:
-        for word in _MENTION.findall(text):
-            word = word.strip(".,;:'\"")
-            if len(word) >= 3:
-                words.add(word.rstrip("/"))
-    return words
+_WORKDIR = re.compile(r"^\s*WORKDIR\s+(\S+)", re.I | re.M)
 
 
-def _is_input(image_path: str, mentions: set[str]) -> bool:
-    name = PurePosixPath(image_path).name
-    if name in mentions or image_path in mentions:
-        return True
-    return any(m.startswith("/") and len(m) > 1 and image_path.startswith(m + "/") for m in mentions)
+def _workdir(task_dir: Path) -> str:
+    """The folder the agent starts in (the Dockerfile's last absolute WORKDIR; /app without one)."""
+    found = [w for w in _WORKDIR.findall(read_text(task_dir / "environment" / "Dockerfile") or "") if w[0] == "/"]
+    return found[-1].rstrip("/") if found else "/app"
+
+
+def input_paths(task_dir: Path) -> set[str]:
+    """The task's inputs: the files the instruction names by path (absolute, or relative to the work folder).
+
+    Only what the agent reads decides it: never the reference solution (the agent never sees it, so a comment in
+    solve.sh must not make a file an input), never a folder (not "all files are in /app"), never a bare name
+    that matches a file elsewhere."""
+    workdir = _workdir(task_dir)
+    paths: set[str] = set()
+    for word in _MENTION.findall(read_text(task_dir / "instruction.md") or ""):
+        word = word.strip(".,;:'\"").rstrip("/")
+        if len(word) < 3 or word.startswith("//"):
+            continue
+        if word.startswith("/"):
+            paths.add(str(PurePosixPath(word)))
+        elif "." in PurePosixPath(word).name or "/" in word:
+            paths.add(str(PurePosixPath(workdir) / word))
+    return paths
+
+
+def _is_input(image_path: str, inputs: set[str]) -> bool:
+    return image_path in inputs
 
 
 def _archive_texts(path: Path):
@@ -208,7 +229,7 @@ def scan_expected_values(
     secrets: Secrets,
     outputs: dict[str, str] | None = None,
     *,
-    skip: re.Pattern[str] | None = SKIP_DIRS,
+    skip: re.Pattern[str] | None = PACKAGE_DIRS,
     base: Path | None = None,
 ) -> list[LeakFinding]:
     """The values the tests compare with, and what the reference solution wrote, in any file the agent can read.
@@ -216,16 +237,16 @@ def scan_expected_values(
     ``base``: the root of the image the Dockerfile starts from; its files, unchanged, are not the task's (a
     number in the base system's headers is chance, not a leak).
 
-    ``root`` stands for the image's ``/``: every text file outside the base system's package folders is read,
-    dot-folders and archive members included, whatever its name. A value that also occurs in one of the task's
-    inputs (a file the instruction or the solution names, or a file under a folder they name) is data the agent
-    is meant to read, not a leak. ``outputs`` (from the partial-solution trial) maps each file the solution wrote
+    ``root`` stands for the image's ``/``: every text file outside the installed packages is read, dot-folders,
+    logs, caches and archive members included, whatever its name. The task's inputs (the files the instruction
+    names by path, :func:`input_paths`) are data the agent is meant to read: a value in one of them is not a leak
+    there, and is one in any other file. ``outputs`` (from the partial-solution trial) maps each file the solution wrote
     to its text: a one-value output is looked for like a test literal; of a longer one, the lines that were not
     in the image's own copy of that file, most of them in one file being a copy of the expected output.
     """
-    mentions = _mentions(task_dir)
-    # each value once, with every form it is written in (4821, 4,821): a value any form of which is in the
-    # inputs is data; the others are looked for in their plain form (a thousands separator is chance in code)
+    inputs = input_paths(task_dir)
+    # each value once, with every form it is written in (4821, 4,821), looked for in its plain form (a thousands
+    # separator is chance in code)
     values: dict[str, tuple[tuple[str, ...], str, str]] = {
         forms[0]: (forms, src, "the tests expect it") for forms, src in secrets.answer_values.values()
     }
@@ -242,13 +263,9 @@ def scan_expected_values(
     if not values and not copies:
         return []
     files = list(_readable_texts(Path(root), skip, base))
-    inputs = [text for where, text in files if _is_input(where.split("!")[0], mentions)]
-    given = "\n".join(inputs)
-    values = {v: entry for v, entry in values.items() if not any(token_in(given, f) for f in entry[0])}
-    given_lines = {normalize(line) for line in given.splitlines()}
     findings: list[LeakFinding] = []
     for where, text in files:
-        if _is_input(where.split("!")[0], mentions):
+        if _is_input(where.split("!")[0], inputs):
             continue
         for value, (_forms, source, why) in values.items():
             if token_in(text, value):
@@ -265,7 +282,7 @@ def scan_expected_values(
         for output, new in copies.items():
             if where == output:
                 continue
-            hit = (new & lines) - given_lines
+            hit = new & lines
             if len(hit) >= max(2, math.ceil(0.5 * len(new))):
                 findings.append(
                     LeakFinding(
