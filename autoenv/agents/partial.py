@@ -25,6 +25,13 @@ record says so: the check that reads it then reports that it could not run, unle
 file the instruction names, which an honest scan would have found (then the check fails and says so).
 
 Every probe runs with validation's own busybox (:mod:`autoenv.agents.toolset`), never the image's programs.
+
+The probes are not the partial trial's alone: validation's oracle runs are :class:`ProbedOracleAgent`, which
+does everything this agent does before and around ``solve.sh`` (the same tool uploads, the same marker, the same
+scan for changed files) and damages nothing. A ``solve.sh`` cannot tell the two apart, so one that looks for the
+marker to do nothing under the partial trial does nothing under the oracle too; and each trial records the files
+the solution changed (``changed``), so a partial trial whose solution changed none while the oracle's did is seen
+(:mod:`autoenv.validate.checks.probes`).
 """
 
 from __future__ import annotations
@@ -43,8 +50,10 @@ from autoenv.agents.named import NamedAgent
 from autoenv.agents.oracle import TaskOracleAgent
 from autoenv.agents.toolset import run_confined, upload_toolset
 
-MUTATIONS = ("halved",)
+#: ``none``: the oracle's runs (the same probes, nothing damaged); ``halved``: the partial solution.
+MUTATIONS = ("halved", "none")
 MARKER = "/tmp/.autoenv-partial-mark"
+CHANGED_LIST = "/tmp/.autoenv-partial-changed"
 RECORD = "partial.json"
 MAX_FILES = 2000
 
@@ -146,9 +155,22 @@ done
 
 
 def mutation_script(mutation: str) -> str:
+    """The script run after the solution: it lists the changed files (``CHANGED``) and, but for ``none``, stops
+    what the solution left running and damages them."""
     if mutation not in MUTATIONS:
         raise ValueError(f"unknown mutation {mutation!r}; choose from {', '.join(MUTATIONS)}")
-    return STOP_LEFTOVERS + HALVE + f'{changed_files_command()} | while IFS= read -r f; do halve "$f"; done\nexit 0\n'
+    listing = (
+        f"{changed_files_command()} > {CHANGED_LIST}\n"
+        f"while IFS= read -r f; do printf 'CHANGED\\t-\\t%s\\n' \"$f\"; done < {CHANGED_LIST}\n"
+    )
+    if mutation == "none":
+        return listing + f"rm -f {CHANGED_LIST}\nexit 0\n"
+    return (
+        STOP_LEFTOVERS
+        + HALVE
+        + listing
+        + f'while IFS= read -r f; do halve "$f"; done < {CHANGED_LIST}\nrm -f {CHANGED_LIST}\nexit 0\n'
+    )
 
 
 class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
@@ -178,10 +200,12 @@ class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
             script = mutation_script(self.mutation)
             created = await run_confined(environment, existing_command(named), after, timeout_sec=30)
             result = await run_confined(environment, script, after, timeout_sec=120)
-            mutated, originals, stopped = [], {}, []
+            mutated, originals, stopped, changed = [], {}, [], []
             for line in (result.stdout or "").splitlines():
                 parts = line.split("\t", 2)
-                if len(parts) == 3 and parts[0] == "MUTATED":
+                if len(parts) == 3 and parts[0] == "CHANGED":
+                    changed.append(parts[2])
+                elif len(parts) == 3 and parts[0] == "MUTATED":
                     mutated.append({"path": parts[2], "how": parts[1]})
                 elif len(parts) == 3 and parts[0] == "STOPPED":
                     stopped.append({"pid": parts[1], "command": parts[2]})
@@ -194,6 +218,7 @@ class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
                 "mutation": self.mutation,
                 # files the instruction names that the solution brought into being (outputs a scan must find)
                 "created": [p for p in (created.stdout or "").split("\n") if p and p in named and p not in existed],
+                "changed": changed,
                 "mutated": mutated,
                 "stopped": stopped,
                 "outputs": originals,
@@ -203,6 +228,18 @@ class PartialSolutionAgent(NamedAgent, TaskOracleAgent):
             self.logs_dir.mkdir(parents=True, exist_ok=True)
             (self.logs_dir / RECORD).write_text(json.dumps(record, indent=2))
             context.metadata = {"n_turns": 1, "mutation": self.mutation, "mutated": len(mutated)}
+
+
+class ProbedOracleAgent(PartialSolutionAgent):
+    """Validation's oracle: the reference solution with the partial trial's probes around it, nothing damaged.
+
+    It records (``agent/partial.json``) the files the solution changed, as the partial trial does."""
+
+    AGENT_NAME = "autoenv-oracle"
+
+    def __init__(self, logs_dir: Path, model_name: str | None = None, **kwargs):
+        kwargs.pop("mutation", None)
+        super().__init__(logs_dir, model_name, mutation="none", **kwargs)
 
 
 def solution_outputs(trial_dir: str | Path) -> dict[str, str]:
@@ -219,6 +256,14 @@ def created_outputs(trial_dir: str | Path) -> list[str]:
         return list(json.loads((Path(trial_dir) / "agent" / RECORD).read_text()).get("created") or [])
     except (OSError, ValueError, AttributeError):
         return []
+
+
+def changed_files(trial_dir: str | Path) -> list[str] | None:
+    """The files the solution changed in a probed trial (oracle or partial), or None when it recorded nothing."""
+    try:
+        return list(json.loads((Path(trial_dir) / "agent" / RECORD).read_text())["changed"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def mutated_files(trial_dir: str | Path) -> list[dict[str, str]] | None:

@@ -18,35 +18,26 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from harbor.models.task.config import NetworkMode, VerifierEnvironmentMode
+from harbor.models.task.config import NetworkMode
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
-from autoenv.agents.adversary import CHEAT_KINDS, SHARED_MODE_FAMILIES
-from autoenv.agents.partial import solution_outputs
 from autoenv.errors import BackendUnsupported
-from autoenv.sandbox.local.image import base_rootfs
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials import runner
 from autoenv.validate import cache, checks
-from autoenv.validate.checks import CHECK_ORDER, CheckName, CheckResult, skipped
-from autoenv.validate.leakage import (
-    EXTRACTED_SKIP,
-    SKIP_DIRS,
-    extracted_root,
-    scan_expected_values,
-    scan_extracted,
-    scan_instruction,
-    scan_outputs_in_instruction,
-    scan_tree,
-    task_secrets,
-)
+from autoenv.validate.checks import CHECK_ORDER, CHECKS, CheckName, CheckResult, Context, skipped
+from autoenv.validate.checks.base import BUILD, FIRST, SECOND, STATIC, Trial
+from autoenv.validate.leakage import scan_instruction, task_secrets
 
-ORACLE = "oracle"
-NOP = "nop"
-ADVERSARY = "autoenv.agents.adversary:AdversaryAgent"
-PARTIAL = "autoenv.agents.partial:PartialSolutionAgent"
-SCANNER = "autoenv.validate.leakage:ScanAgent"
+#: The agent each kind of trial runs (by Harbor name or import path), with its kwargs.
+TRIAL_AGENTS: dict[Trial, str] = {
+    "oracle": "autoenv.agents.partial:ProbedOracleAgent",
+    "nop": "nop",
+    "adversary": "autoenv.agents.adversary:AdversaryAgent",
+    "partial": "autoenv.agents.partial:PartialSolutionAgent",
+    "scan": "autoenv.agents.scan:ScanAgent",
+}
 
 
 def autoenv_version() -> str:
@@ -231,11 +222,17 @@ async def avalidate_task(
         all_checks=all_checks,
     )
     started_at, started = datetime.now(UTC), time.monotonic()
-    results: dict[str, CheckResult] = {}
+
+    def finish(name: str, content_hash: str, results: dict[str, CheckResult], keep: bool = record) -> ValidationReport:
+        return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=keep)
 
     if not task_dir.is_dir():
-        results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=strict)
-        return _finish(task_dir, task_dir.name, "", settings, results, started_at, started, record=False)
+        return finish(
+            task_dir.name,
+            "",
+            {"structure": checks.check_structure(task_dir, env=env, oracle=oracle, strict=strict)},
+            False,
+        )
     content_hash = cache.task_content_hash(task_dir)
     if not force:
         hit = cache.cached_report(task_dir, "validation", settings.key(), ValidationReport, content_hash)
@@ -248,207 +245,104 @@ async def avalidate_task(
             if base is not None:
                 results = {c.name: c for c in base.checks}
                 results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=True)
-                return _finish(
-                    task_dir, base.task_name, content_hash, settings, results, started_at, started, record=record
-                )
+                return finish(base.task_name, content_hash, results)
 
-    # 1. structure. A failing lint does not hide the behavioural checks: they run on every task that
-    # Harbor can load and that has a verifier script to run.
+    # the structure check first: a failing lint does not hide the behavioural checks, which run on every task
+    # that Harbor can load and that has a verifier script to run
+    results: dict[str, CheckResult] = {}
     results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=strict)
     try:
         task = Task(task_dir)
     except Exception:  # noqa: BLE001 - the structure check has said why
-        return _finish(task_dir, task_dir.name, content_hash, settings, results, started_at, started, record=record)
+        return finish(task_dir.name, content_hash, results)
     if not results["structure"].passed and not all_checks:
-        return _finish(task_dir, task.name, content_hash, settings, results, started_at, started, record=record)
+        return finish(task.name, content_hash, results)
     if not task.paths.test_path.is_file() or task.config.steps:
-        why = (
-            "no verifier script to run"
-            if not task.paths.test_path.is_file()
-            else "multi-step tasks are checked statically only"
-        )
-        for n in CHECK_ORDER[1:]:
-            results[n] = skipped(n, why)
-        return _finish(task_dir, task_dir.name, content_hash, settings, results, started_at, started, record=record)
-    name = task.name
-    has_solution = task.paths.solve_path.is_file()
-    run_oracle = oracle and has_solution
-    offline = task.config.environment.network_mode == NetworkMode.NO_NETWORK
-    secrets = task_secrets(task_dir)
-    instruction_findings = scan_instruction(task_dir, secrets)
-
-    # 2. build (local: directly, so a broken line is reported without a trial)
-    image_findings = None
-    image_note = ""
-    image = None
-    if env == "local":
-        results["build"], image = await checks.check_build_local(task_dir, force=force)
-        if image is None:
-            results["leakage"] = checks.check_leakage(
-                None, instruction_findings, image_note="the environment did not build", task_dir=task_dir
-            )
-            return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
-        scan_started = time.monotonic()
-        image_findings = await asyncio.to_thread(scan_tree, image.rootfs, secrets)
-        scan_sec = time.monotonic() - scan_started
-    else:
-        scan_sec = 0.0
-
-    # 3-7. the trials, in two stages: the reference solution (x repeats) and doing nothing reject most bad tasks;
-    # the adversary and the partial solution run only when those pass (all of them together with all_checks)
+        has_tests = task.paths.test_path.is_file()
+        why = "multi-step tasks are checked statically only" if has_tests else "no verifier script to run"
+        results |= {n: skipped(n, why) for n in CHECK_ORDER[1:]}
+        return finish(task_dir.name, content_hash, results)
     trials_root = Path(trials_dir or default_trials_dir()).resolve() / f"{task_dir.name}-{content_hash[:8]}"
-    n_oracle = repeats if run_oracle else 0
-    first: list[tuple[Path, str, dict[str, Any]]] = [(task_dir, ORACLE, {}) for _ in range(n_oracle)]
-    first.append((task_dir, NOP, {}))
-    if env != "local":
-        first.append((task_dir, SCANNER, {}))
-    second: list[tuple[Path, str, dict[str, Any]]] = [(task_dir, ADVERSARY, {})]
-    if run_oracle:
-        second.append((task_dir, PARTIAL, {"task_dir": str(task_dir)}))
 
-    async def trials(jobs: list[tuple[Path, str, dict[str, Any]]]) -> list[runner.TrialOutcome]:
-        done = await runner.arun_many(jobs, n_concurrent=n_concurrent, env=env, trials_dir=trials_root)
+    async def run(jobs: list[tuple[str, dict[str, Any]]]) -> list[runner.TrialOutcome]:
+        done = await runner.arun_many(
+            [(task_dir, agent, kwargs) for agent, kwargs in jobs],
+            n_concurrent=n_concurrent,
+            env=env,
+            trials_dir=trials_root,
+        )
         unsupported = next((o for o in done if o.error == "backend_unsupported"), None)
         if unsupported is not None:  # not a verdict on the task: nothing can run it here
             raise BackendUnsupported(unsupported.error_message or f"the {env} backend cannot run {task_dir.name}")
         return done
 
-    outcomes = await trials(first + second if all_checks else first)
-    oracle_runs, nop = outcomes[:n_oracle], outcomes[n_oracle]
-
-    if env != "local":
-        scan = outcomes[n_oracle + 1]
-        results["build"] = checks.check_build_from_trials(outcomes, task.config.environment.build_timeout_sec)
-        if not results["build"].passed:
-            results["leakage"] = checks.check_leakage(
-                None, instruction_findings, image_note="the environment did not build", task_dir=task_dir
-            )
-            return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
-        try:
-            image_findings = scan_extracted(Path(scan.trial_dir), secrets)
-        except (FileNotFoundError, OSError) as exc:
-            image_note = f"could not copy the environment out for scanning: {exc}; {scan.error_message or ''}".strip()
-
-    if run_oracle:
-        results["oracle"] = checks.check_oracle(oracle_runs, threshold=threshold, offline=offline)
-        results["oracle"].seconds = round(sum(o.duration_sec or 0.0 for o in oracle_runs), 3)
-        results["deterministic"] = checks.check_deterministic(oracle_runs)
-        results["timeouts"] = checks.check_timeouts(
-            oracle_runs,
-            agent_timeout_sec=task.config.agent.timeout_sec,
-            verifier_timeout_sec=task.config.verifier.timeout_sec,
-            margin=timeout_margin,
-        )
-    else:
-        why = "validated with --no-oracle" if not oracle else "no reference solution (solution/solve.sh; see structure)"
-        for n in checks.NEED_ORACLE:
-            results[n] = skipped(n, f"oracle not checked: {why}")
-    results["nop"] = checks.check_nop(nop, offline=offline)
-    results["nop"].seconds = round(nop.duration_sec or 0.0, 3)
-    if not all_checks and any(r.passed is False for r in results.values()):
-        # stop here: the adversary and the partial solution cannot make a rejected task valid. What the
-        # image's static scan found is reported (it is already paid for); the rest is "not run"
-        static = checks.check_leakage(image_findings, instruction_findings, image_note=image_note, task_dir=task_dir)
-        if static.passed is False:
-            results["leakage"] = static
-        return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
-    if not all_checks:
-        outcomes += await trials(second)
-    adversary = outcomes[len(first)]
-    partial = outcomes[len(first) + 1] if run_oracle else None
-    outputs = solution_outputs(partial.trial_dir) if partial is not None and partial.trial_dir else {}
-    if outputs:
-        instruction_findings += scan_outputs_in_instruction(task_dir, outputs, secrets)
-    # the expected values (the tests' literals, what the solution wrote) in any file the agent can read
-    base = None
-    if image is not None:
-        readable, skip = image.rootfs, SKIP_DIRS
-        dockerfile = task_dir / "environment" / "Dockerfile"
-        if dockerfile.is_file():
-            base = await asyncio.to_thread(base_rootfs, dockerfile.read_text(errors="replace"))
-    else:
-        # the scanner's copy of the environment (the first stage's trial after the oracle runs and nop)
-        readable, skip = extracted_root(Path(outcomes[n_oracle + 1].trial_dir or ".")), EXTRACTED_SKIP
-    scan_started = time.monotonic()
-    if image_findings is not None and readable.is_dir():
-        image_findings += await asyncio.to_thread(
-            scan_expected_values, readable, task_dir, secrets, outputs, skip=skip, base=base
-        )
-    results["leakage"] = checks.check_leakage(
-        image_findings, instruction_findings, image_note=image_note, task_dir=task_dir
+    secrets = task_secrets(task_dir)
+    ctx = Context(
+        task_dir=task_dir,
+        settings=settings,
+        task=task,
+        run_oracle=oracle and task.paths.solve_path.is_file(),
+        offline=task.config.environment.network_mode == NetworkMode.NO_NETWORK,
+        results=results,
+        run=run,
+        force=force,
+        secrets=secrets,
+        instruction_findings=scan_instruction(task_dir, secrets),
     )
-    results["leakage"].seconds = round(scan_sec + time.monotonic() - scan_started, 3)
-    verifier_cfg = task.config.verifier
-    separate = verifier_cfg.environment_mode == VerifierEnvironmentMode.SEPARATE or (
-        verifier_cfg.environment_mode is None and verifier_cfg.environment is not None
-    )
-    diagnosis = None
-    shared_only: list[str] | None = None
-    if nop.reward is not None and nop.reward >= threshold:
-        # a cheater "wins" because doing nothing wins; the nop check already says so
-        results["tamper"] = skipped("tamper", "doing nothing already passes (see nop), so cheating proves nothing more")
-    elif adversary.reward is not None and adversary.reward >= threshold:
-        # say which family of cheats did it: the fix is different for each (only families that applied a
-        # cheat are tried: one that did nothing cannot win alone)
-        applied = {CHEAT_KINDS.get(c["kind"]) for c in checks.adversary_cheats(adversary)}
-        families = [f for f in checks.CHEAT_ADVICE if f in applied]
-        if not separate:
-            # a shared-mode verifier falls to the harness families anyway: what matters is whether the
-            # cheats aimed at this task's tests win without them (one trial), and only then which one
-            families = [f for f in families if f not in SHARED_MODE_FAMILIES]
-            aimed = (
-                (
-                    await runner.arun_many(
-                        [(task_dir, ADVERSARY, {"cheats": ",".join(families)})],
-                        n_concurrent=n_concurrent,
-                        env=env,
-                        trials_dir=trials_root,
-                    )
-                )[0]
-                if families
-                else None
-            )
-            if aimed is None or aimed.reward is None or aimed.reward < threshold:
-                shared_only = [f for f in checks.CHEAT_ADVICE if f in applied and f in SHARED_MODE_FAMILIES]
-                families = []
-            elif len(families) == 1:
-                diagnosis = {families[0]: aimed}
-                families = []
-        if families:
-            runs = await runner.arun_many(
-                [(task_dir, ADVERSARY, {"cheats": f}) for f in families],
-                n_concurrent=n_concurrent,
-                env=env,
-                trials_dir=trials_root,
-            )
-            diagnosis = dict(zip(families, runs))
-    if "tamper" not in results:
-        results["tamper"] = checks.check_tamper(
-            adversary,
-            threshold=threshold,
-            diagnosis=diagnosis,
-            shared_only=shared_only,
-            task_toml=str(task_dir / "task.toml"),
-        )
-    diagnosed = [o for o in (diagnosis or {}).values() if o is not None]
-    results["tamper"].seconds = round(sum(o.duration_sec or 0.0 for o in [adversary, *diagnosed]), 3)
-    if not separate and results["tamper"].passed:
-        # the structure check's shared-verifier note says what that means for the reward
-        results["tamper"].evidence["verifier_mode"] = "shared"
-    if partial is None:
-        pass
-    elif nop.reward is not None and nop.reward >= threshold:
-        results["partial"] = skipped(
-            "partial", "doing nothing already passes (see nop), so a partial solution proves nothing more"
-        )
-    elif not results["oracle"].passed:
-        results["partial"] = skipped(
-            "partial", "the reference solution does not pass (see oracle), so there is nothing to take away from"
-        )
-    else:
-        results["partial"] = checks.check_partial(partial, threshold=threshold)
-        results["partial"].seconds = round(partial.duration_sec or 0.0, 3)
-    return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=record)
+    await _run_checks(ctx)
+    return finish(task.name, content_hash, results)
+
+
+NO_ORACLE = "validated with --no-oracle"
+NO_SOLUTION = "no reference solution (solution/solve.sh; see structure)"
+
+
+async def _run_checks(ctx: Context) -> None:
+    """Each stage runs the trials its checks need (every later stage's too with ``all_checks``), then judges."""
+    results, outcomes = ctx.results, ctx.outcomes
+    for stage in (STATIC, BUILD, FIRST, SECOND):
+        due = [c for c in CHECKS if c.stage == stage]
+        if stage == FIRST and not ctx.run_oracle:
+            why = NO_ORACLE if not ctx.settings.oracle else NO_SOLUTION
+            results |= {c.name: skipped(c.name, f"oracle not checked: {why}") for c in CHECKS if c.needs_oracle}
+        # with all_checks, the trials of every later stage run at once with the first stage that runs trials
+        at_once = ctx.settings.all_checks and stage >= FIRST
+        later = [c for c in CHECKS if c.stage == stage or (at_once and c.stage > stage)]
+        await _run_trials(ctx, frozenset().union(*(c.needs(ctx) for c in later if c.name not in results)))
+        for check in due:
+            if check.name not in results:
+                results[check.name] = await check.judge(ctx, outcomes)
+        blocked = any(results[c.name].passed is False and c.blocks for c in due)
+        if blocked or (not ctx.settings.all_checks and any(r.passed is False for r in results.values())):
+            for check in CHECKS:
+                if check.stage > stage and check.name not in results:
+                    if (early := await check.early(ctx)) is not None:
+                        results[check.name] = early
+            return
+
+
+async def _run_trials(ctx: Context, needs: frozenset[Trial]) -> None:
+    """Run the trials in ``needs`` not run yet and file their outcomes by name."""
+    outcomes = ctx.outcomes
+    wanted = [
+        t
+        for t in ("oracle", "nop", "scan", "adversary", "partial")
+        if t in needs
+        and t not in outcomes.ran
+        and (ctx.run_oracle or t not in ("oracle", "partial"))
+        and (not ctx.local or t != "scan")
+    ]
+    jobs: list[tuple[str, dict[str, Any]]] = []
+    for t in wanted:
+        kwargs = {"task_dir": str(ctx.task_dir)} if t in ("oracle", "partial") else {}
+        jobs += [(TRIAL_AGENTS[t], kwargs)] * (ctx.settings.repeats if t == "oracle" else 1)
+    done = iter(await ctx.run(jobs) if jobs else [])
+    for t in wanted:
+        outcomes.ran.add(t)
+        if t == "oracle":
+            outcomes.oracle = [next(done) for _ in range(ctx.settings.repeats)]
+        else:
+            setattr(outcomes, t, next(done))
 
 
 def validate_task(path: Path | str, **kwargs: Any) -> ValidationReport:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from autoenv.validate.cache import record_path
+from autoenv.validate.checks import CHECK_ORDER
 from autoenv.validate.validation import validate_task
 from tests.conftest import bundled_tasks, needs_namespaces
 
@@ -45,7 +46,8 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "too-slow-oracle": ("timeouts", set(), "agent timeout"),
     "no-reward-on-failure": ("nop", set(), "must always write /logs/verifier/reward.txt"),
     "pytest-plantable": ("tamper", set(), "planted_"),
-    "answer-in-dot-folder": ("tamper", set(), "cached_answer: /root/.cache/answers/sum.txt"),
+    # (the leak scan reads ~/.cache now, unless a file is the base image's: it finds the cached sum too)
+    "answer-in-dot-folder": ("tamper", {"leakage"}, "cached_answer: /root/.cache/answers/sum.txt"),
     "tests-in-dot-folder": ("tamper", {"leakage"}, "/app/.checks/test_sum.py"),
     "deliverable-reads-answers": ("tamper", set(), "answer_reader: /app/sum.py"),
 }
@@ -67,7 +69,7 @@ def test_good_task_validates_and_is_recorded(tmp_path):
     task = _copy(GOOD / "sum-numbers", tmp_path)
     report = validate_task(task, trials_dir=tmp_path / "trials")
     assert report.valid, report.feedback()
-    assert [c.status for c in report.checks] == ["pass"] * 9
+    assert [c.status for c in report.checks] == ["pass"] * len(CHECK_ORDER)
     assert record_path(task, "validation").is_file()
     again = validate_task(task, trials_dir=tmp_path / "trials")
     assert again.cached and again.valid and again.content_hash == report.content_hash

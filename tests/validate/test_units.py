@@ -332,9 +332,9 @@ def test_expected_values_are_found_in_any_readable_file_but_not_in_the_inputs(tm
     assert (
         found["/app/.meta/audit.log:2"].source == "tests/test.sh" and "'5004'" in found["/app/.meta/audit.log:2"].detail
     )
-    # a value that is in the inputs the instruction names is data to read, wherever else it also is
+    # a value in an input the instruction names is data to read there, and still a leak anywhere else (issue 39)
     (root / "app" / "numbers.txt").write_text("5004\n")
-    assert scan_expected_values(root, GOOD, secrets) == []
+    assert {f.where for f in scan_expected_values(root, GOOD, secrets)} == set(found)
 
 
 def test_a_copy_of_the_solutions_longer_output_is_found_but_not_the_outputs_own_starter(tmp_path):
@@ -446,3 +446,96 @@ def test_a_base_file_the_task_rewrote_is_read_even_with_the_bases_size_and_mtime
             os.utime(r / "etc" / name, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     found = scan_expected_values(root, GOOD, secrets, base=base)
     assert [f.where for f in found] == ["/etc/issue:1"]
+
+
+def test_the_checks_version_is_a_hash_of_the_code_that_decides_verdicts(tmp_path):
+    import autoenv
+    from autoenv.validate import checks
+
+    src = Path(shutil.copytree(Path(autoenv.__file__).parent, tmp_path / "autoenv"))
+    assert checks.checks_version(src) == checks.CHECKS_VERSION
+    assert checks.CHECKS_VERSION in ValidationSettings().key()
+    for module in ("validate/checks/nop.py", "agents/adversary.py", "agents/partial.py", "validate/leakage/image.py"):
+        path = src / module
+        original = path.read_text()
+        path.write_text(original + "\n# judged differently\n")
+        assert checks.checks_version(src) != checks.CHECKS_VERSION, module
+        path.write_text(original)
+    (src / "families" / "note.py").write_text("# not validation's code\n")
+    assert checks.checks_version(src) == checks.CHECKS_VERSION
+
+
+def test_a_partial_trial_that_changed_nothing_while_the_oracles_runs_did_fails_probes():
+    """Issue 39: a solve.sh that notices the partial trial and does nothing must not make the partial check
+    "not run" and the task valid; a solution that changes no file in any run passes."""
+    from autoenv.validate.checks import CHECK_ORDER, MAY_NOT_RUN
+    from autoenv.validate.checks.probes import check_probes
+
+    assert CHECK_ORDER[-1] == "probes"
+
+    hidden = check_probes([["/app/report.json"], ["/app/report.json"]], [])
+    assert hidden.passed is False and "none in the partial-solution trial" in hidden.summary
+    assert "/app/report.json" in hidden.feedback
+    assert check_probes([["/app/report.json"]] * 2, ["/app/report.json"]).passed is True
+    assert check_probes([[], []], []).passed is True  # its result is a deletion, a permission or a process
+    assert check_probes([None, ["/app/a"]], []).passed is None  # a run recorded nothing: not a pass
+    assert "probes" not in MAY_NOT_RUN  # so "not run" here makes the task invalid
+
+
+def test_the_oracle_runs_carry_the_partial_trials_probes():
+    """What runs before and around solve.sh is the same in the oracle's runs and the partial trial."""
+    from autoenv.agents.partial import MARKER, ProbedOracleAgent, mutation_script
+    from autoenv.validate.validation import TRIAL_AGENTS
+
+    assert TRIAL_AGENTS["oracle"] == "autoenv.agents.partial:ProbedOracleAgent"
+    assert ProbedOracleAgent(Path("/tmp/x")).mutation == "none"
+    none, halved = mutation_script("none"), mutation_script("halved")
+    assert "CHANGED" in none and "halve" not in none and "kill" not in none
+    assert none.splitlines()[0] in halved and MARKER in halved
+
+
+def test_inputs_are_the_files_the_instruction_names_never_the_solution_or_a_folder(tmp_path):
+    """Issue 39: what counts as an input is decided by what the agent reads (the instruction), by exact path."""
+    from autoenv.validate.leakage import input_paths
+
+    task = Path(shutil.copytree(GOOD, tmp_path / "task"))
+    assert input_paths(task) == {"/app/numbers.txt", "/app/sum.txt"}
+    (task / "solution" / "solve.sh").write_text("#!/bin/bash\n# see audit.log and /app/.meta\n" + "true\n")
+    instruction = task / "instruction.md"
+    instruction.write_text(instruction.read_text() + "All files are in /app. Notes are in `notes/today.md`.\n")
+    inputs = input_paths(task)
+    assert {"/app/numbers.txt", "/app/sum.txt", "/app/notes/today.md"} <= inputs
+    assert not any("audit.log" in p or p.startswith("/app/.meta") for p in inputs)
+
+
+def test_a_leak_is_found_whatever_the_solution_or_a_folder_named_in_the_instruction_says(tmp_path):
+    """The two steering variants of issue 39 on the audit-log leak: neither hides it any more."""
+    secrets = task_secrets(GOOD)
+    task = Path(shutil.copytree(GOOD, tmp_path / "task"))
+    (task / "solution" / "solve.sh").write_text("#!/bin/bash\n# see audit.log\ntrue\n")
+    instruction = task / "instruction.md"
+    instruction.write_text(instruction.read_text() + "All files are in /app.\n")
+    root = tmp_path / "rootfs"
+    (root / "app" / ".meta").mkdir(parents=True)
+    (root / "app" / "numbers.txt").write_text((GOOD / "environment" / "numbers.txt").read_text())
+    (root / "app" / ".meta" / "audit.log").write_text("rows=12\nchecked_total=5004 status=ok\n")
+    assert [f.where for f in scan_expected_values(root, task, secrets)] == ["/app/.meta/audit.log:2"]
+
+
+def test_logs_caches_and_node_modules_are_read_unless_they_are_the_base_images(tmp_path):
+    import os
+
+    secrets = task_secrets(GOOD)
+    base, root = tmp_path / "base", tmp_path / "rootfs"
+    for r in (base, root):
+        (r / "var" / "log").mkdir(parents=True)
+    (root / "root" / ".cache" / "tool").mkdir(parents=True)
+    (root / "app" / "node_modules" / "x").mkdir(parents=True)
+    (root / "root" / ".cache" / "tool" / "last.json").write_text('{"total": 5004}\n')
+    (root / "app" / "node_modules" / "x" / "index.js").write_text("module.exports = 5004;\n")
+    (root / "var" / "log" / "job.log").write_text("done: 5004\n")
+    for r in (base, root):  # the base system's own log says 5004 by chance: unchanged, it is not the task's
+        (r / "var" / "log" / "boot.log").write_text("boot 5004\n")
+        os.utime(r / "var" / "log" / "boot.log", ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    found = sorted(f.where for f in scan_expected_values(root, GOOD, secrets, base=base))
+    assert found == ["/app/node_modules/x/index.js:1", "/root/.cache/tool/last.json:1", "/var/log/job.log:1"]

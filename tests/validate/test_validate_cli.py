@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,7 @@ def test_validate_valid_task_json_then_cached(tmp_path):
         "tamper",
         "partial",
         "timeouts",
+        "probes",
     ]
     assert all(c["passed"] and c["evidence"] is not None for c in report["checks"])
     again = run("validate", task, cwd=tmp_path)
@@ -159,3 +161,33 @@ def test_an_audit_on_ray_gives_the_verdicts_the_local_audit_gives(tmp_path):
         ("sum-numbers", True, []),
     ]
     assert all((Path(e.task) / ".autoenv" / "validation.json").is_file() for e in audit.entries)
+
+
+def test_a_resumed_audit_runs_a_task_again_after_a_checks_code_changed(tmp_path):
+    """The records key on a hash of the checks' code (``CHECKS_VERSION``): an audit resumed with the same code
+    reuses a verdict; resumed after an edit to a check's module, it validates the task again."""
+    import autoenv
+
+    src = Path(shutil.copytree(Path(autoenv.__file__).parent, tmp_path / "src" / "autoenv"))
+    env = {**os.environ, "PYTHONPATH": str(src.parent)}
+    data = _dataset(tmp_path / "data", ["nop-passes"])
+
+    def audit() -> dict:
+        result = subprocess.run(
+            [*AUTOENV, "validate", str(data), "-n", "1", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+            env=env,
+        )
+        assert result.returncode == 1, result.stderr  # nop-passes is not valid
+        (entry,) = json.loads(result.stdout)["entries"]
+        assert entry["failed"] == ["nop"], entry
+        return entry
+
+    assert not audit()["cached"]
+    assert audit()["cached"]  # same code, same content: the recorded verdict
+    nop = src / "validate" / "checks" / "nop.py"
+    nop.write_text(nop.read_text() + "\n# judged differently from here on\n")
+    assert not audit()["cached"]  # the check's code changed: the task is validated again
