@@ -11,6 +11,7 @@ verifier's timeout). Each test here runs real trials in the local sandbox.
 from __future__ import annotations
 
 import asyncio
+import random
 import shlex
 import shutil
 from pathlib import Path
@@ -18,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from autoenv.families.base import pytest_test_sh
+from autoenv.families.registry import FAMILIES
 from autoenv.grading import AGENTCALL
+from autoenv.proposer.models import SeedCase
 from autoenv.trials.runner import arun_many
 from tests.conftest import EXAMPLE_TASKS, needs_namespaces
 from tests.redteam.attacker import IMPORT_PATH
@@ -133,9 +136,14 @@ def test_the_broker_refuses_the_values_that_could_lie(tmp_path):
     assert "3 passed" in log, log[-3000:]
 
 
-#: Appended to every module of the agent's in the broker tasks: each public function returns an object that is
-#: truthy and equal to anything; each exception class the module defines becomes ``Exception``.
-LYING_VALUES = """
+#: Appended to every module of the agent's in the broker tasks. ``truthy``: each public function (and method)
+#: returns an object that is truthy and equal to anything. ``alias``: each exception class the module defines
+#: becomes ``Exception`` and each public function ends the agent's process (a crash the tests' ``pytest.raises``
+#: of the alias caught when it decoded to the built-in).
+LYING_PRELUDE = """
+import os as _os
+
+
 class _Anything:
     def __bool__(self):
         return True
@@ -152,41 +160,56 @@ class _Anything:
         return self
 
 
-def _lie(f):
+def _truthy(f):
     def g(*a, **k):
         return _Anything()
     return g
 
 
+def _crash(f):
+    def g(*a, **k):
+        _os._exit(0)
+    return g
+
+
+"""
+LYING_LOOP = """
 for _n, _v in list(globals().items()):
     if _n.startswith("_"):
         continue
     if isinstance(_v, type) and issubclass(_v, BaseException):
-        globals()[_n] = Exception
+        if _LIE is _crash:
+            globals()[_n] = Exception
     elif isinstance(_v, type) and _v.__module__ == __name__:
         for _a, _f in list(vars(_v).items()):
             if callable(_f) and not _a.startswith("__"):
-                setattr(_v, _a, _lie(_f))
+                setattr(_v, _a, _LIE(_f))
     elif callable(_v) and getattr(_v, "__module__", None) == __name__:
-        globals()[_n] = _lie(_v)
+        globals()[_n] = _LIE(_v)
 """
+LIES = {"truthy": "_LIE = _truthy\n", "alias": "_LIE = _crash\n"}
 
-BROKER_TASKS = ("fix-median-bug", "inventory-api-multi-tests")
 
-
-def lie_script() -> str:
+def lie_script(lie: str) -> str:
+    code = LYING_PRELUDE + LIES[lie] + LYING_LOOP
     return (
         "set -u\n"
-        f"printf '%s\\n' {shlex.quote(LYING_VALUES)} > /tmp/lie.py\n"
+        f"printf '%s\\n' {shlex.quote(code)} > /tmp/lie.py\n"
         "find /app -name '*.py' -not -path '*/solution/*' | while read -r f; do\n"
         '  cat /tmp/lie.py >> "$f" && echo "CHEAT $f"\n'
         "done\n"
     )
 
 
-def test_lying_values_get_reward_zero_on_the_broker_tasks(tmp_path):
-    jobs = [(EXAMPLE_TASKS / name, IMPORT_PATH, {"script": lie_script()}) for name in BROKER_TASKS]
-    outcomes = asyncio.run(arun_many(jobs, n_concurrent=2, trials_dir=tmp_path))
+@pytest.mark.parametrize("lie", sorted(LIES))
+def test_lying_values_get_reward_zero_on_the_broker_tasks(tmp_path, lie):
+    """On every task whose tests call the agent's modules through the broker (two bundled, the bugfix family)."""
+    case = SeedCase(id="rt-bugfix", task="t", failure_mode="t", target_skill="t", family="bugfix")
+    bugfix = FAMILIES["bugfix"].draft(case, random.Random(7)).write(tmp_path / "tasks")
+    targets = [EXAMPLE_TASKS / "fix-median-bug", EXAMPLE_TASKS / "inventory-api-multi-tests", bugfix]
+    jobs = [(t, IMPORT_PATH, {"script": lie_script(lie)}) for t in targets]
+    outcomes = asyncio.run(arun_many(jobs, n_concurrent=2, trials_dir=tmp_path / "trials"))
     for outcome in outcomes:
         assert (Path(outcome.trial_dir) / "agent" / "attack.txt").read_text().count("CHEAT ") >= 1
-    assert [(o.task, o.reward) for o in outcomes] == [(name, 0.0) for name in BROKER_TASKS]
+        assert outcome.error is None, outcome.error_message
+    assert [(o.task, o.reward) for o in outcomes if o.reward != 0.0] == []
