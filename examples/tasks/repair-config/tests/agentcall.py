@@ -330,7 +330,7 @@ class _Child:
             os.close(reply_w)
         self.stdin = os.fdopen(stdin_w, "wb")
         self.replies = reply_r  # read with a deadline (``_reply``), never with a blocking readline
-        self.pending = b""
+        self.pending = bytearray()
 
     def alive(self) -> bool:
         if self.proc is not None:
@@ -363,7 +363,8 @@ class _Child:
         """One reply line, read until ``deadline``: None when it has not come whole by then (a child that writes
         half a line and stalls fails its call, not the whole grading); what came before an end of file otherwise
         (no newline), or the first ``MAX_REPLY`` bytes of a line too long."""
-        while b"\n" not in self.pending and len(self.pending) < MAX_REPLY:
+        whole = b"\n" in self.pending  # a line left from before; else scan only what each read adds
+        while not whole and len(self.pending) < MAX_REPLY:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
@@ -375,11 +376,13 @@ class _Child:
             except OSError:
                 chunk = b""
             if not chunk:
-                line, self.pending = self.pending, b""
+                line, self.pending = bytes(self.pending), bytearray()
                 return line
             self.pending += chunk
+            whole = b"\n" in chunk
         end = self.pending.find(b"\n") + 1 or MAX_REPLY
-        line, self.pending = self.pending[:end], self.pending[end:]
+        line = bytes(self.pending[:end])
+        del self.pending[:end]
         return line
 
     def _ended(self, when: str) -> str:
