@@ -309,11 +309,31 @@ def _in_process_uses(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int, 
     return sorted(found)
 
 
+#: Programs that start another as a given user: ``setpriv --reuid=65534 ... /app/x``.
+USER_SWITCHERS = {"setpriv", "runuser", "su", "sudo", "chroot"}
+
+
+def _as_another_user(call: ast.Call) -> bool:
+    """The call drops to another user itself: ``user=65534`` (not root), or a command that starts with
+    ``setpriv``/``runuser``/``su``: then the tests' own user (the grader, or root) does not run the program."""
+    for keyword in call.keywords:
+        if keyword.arg == "user":
+            return not (isinstance(keyword.value, ast.Constant) and keyword.value.value in (0, "root", None))
+    first = call.args[0] if call.args else None
+    if isinstance(first, ast.List | ast.Tuple) and first.elts:
+        first = first.elts[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.split():
+        return first.value.split()[0].rsplit("/", 1)[-1] in USER_SWITCHERS
+    return False
+
+
 def _programs_started(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int, str]]:
     """(line, what) for each call in a test file that starts a program of /app's (``subprocess``, ``os.system``,
     ``os.exec*``...: as the tests' own user, the grader, which can read the tests) or runs a file or module of the
     agent's in the tests' process (``runpy``, ``importlib``, ``exec``) other than through ``tests/agentcall.py``.
-    A call counts when its arguments (``cwd=`` too) mention /app, directly or through a name bound to it."""
+    A call counts when its arguments (``cwd=`` too) mention /app, directly or through a name bound to it, and it
+    does not drop to another user itself (``user=65534``, ``setpriv ...``: the reviewed root grader that runs
+    the agent's function as nobody keeps the agent's code off its uid)."""
     app_names = _app_names(tree)
     imported = _imported_as(tree)
     found = []
@@ -331,7 +351,7 @@ def _programs_started(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int,
             isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.split(".")[0] in agent_modules
             for a in node.args[:1]
         )
-        if function in PROGRAM_STARTERS.get(module, ()) and mentions_app:
+        if function in PROGRAM_STARTERS.get(module, ()) and mentions_app and not _as_another_user(node):
             found.append((node.lineno, f"{name}(...) starts a program of /app's as the tests' own user"))
         elif function in CODE_RUNNERS.get(module, ()) and (mentions_app or names_module):
             found.append((node.lineno, f"{name}(...) runs the agent's code in the tests' process"))

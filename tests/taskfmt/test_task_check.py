@@ -219,6 +219,7 @@ PROGRAM_RUNS = {
         "def run(*a):\n    return sp.Popen(['python3', CLI, *a])\n",
         [7],
     ),
+    "as-root": ('import subprocess\nsubprocess.run(["/app/x.sh"], user=0)\n', [2]),
     "os.system": ('import os\nos.system("cd /app && python3 report.py")\nos.execv("/app/x", ["x"])\n', [2, 3]),
     "runpy": ('import runpy\nrunpy.run_path("/app/report.py")\n', [2]),
     "importlib": (
@@ -259,6 +260,9 @@ def test_the_broker_and_the_tests_own_programs_are_not_flagged(tmp_path):
         'run_agent(["python3", "/app/report.py"], cwd="/app")\n'
         'subprocess.run([sys.executable, "-c", "print(1)"])\n'
         'subprocess.run(["sort", "/tmp/x"])\nNOTE = "see /app/report.py"\n'
+        "# a root grader that runs the agent's program as nobody itself (the reviewed graded-unit-conversions)\n"
+        'subprocess.run([sys.executable, "/app/report.py"], user=65534, group=65534, extra_groups=[])\n'
+        'subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/app/x.sh"])\n'
     )
     assert agent_code_in_judge(task) == []
 
