@@ -328,7 +328,8 @@ class _Child:
         finally:
             os.close(stdin_r)
             os.close(reply_w)
-        self.stdin = os.fdopen(stdin_w, "wb")
+        os.set_blocking(stdin_w, False)  # written with a deadline too (``_send``): a child may stop reading
+        self.stdin = stdin_w
         self.replies = reply_r  # read with a deadline (``_reply``), never with a blocking readline
         self.pending = bytearray()
 
@@ -342,12 +343,15 @@ class _Child:
             return False
 
     def ask(self, request: dict, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
         try:
-            self.stdin.write((json.dumps(request) + "\n").encode())
-            self.stdin.flush()
+            sent = self._send((json.dumps(request) + "\n").encode(), deadline)
         except OSError:
             return {"crashed": self._ended("before the call")}
-        line = self._reply(time.monotonic() + timeout)
+        if not sent:
+            self.kill()
+            return {"crashed": f"took no call within {timeout:g}s (killed)"}
+        line = self._reply(deadline)
         if line is None:
             self.kill()
             return {"crashed": f"no complete reply within {timeout:g}s (killed)"}
@@ -358,6 +362,23 @@ class _Child:
         except ValueError:
             return {"crashed": "answered something that is not a reply"}
         return answer if isinstance(answer, dict) else {"crashed": "answered something that is not a reply"}
+
+    def _send(self, data: bytes, deadline: float) -> bool:
+        """The whole request written by ``deadline`` (False if not: a child that answered early and stopped
+        reading its input would otherwise block the broker on a full pipe)."""
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            _, ready, _ = select.select([], [self.stdin], [], left)
+            if not ready:
+                return False
+            try:
+                view = view[os.write(self.stdin, view) :]
+            except BlockingIOError:
+                continue
+        return True
 
     def _reply(self, deadline: float) -> bytes | None:
         """One reply line, read until ``deadline``: None when it has not come whole by then (a child that writes
@@ -396,13 +417,10 @@ class _Child:
         return f"the agent's process ended {when} (status {code})"
 
     def kill(self) -> None:
-        try:
-            self.stdin.close()
-        except OSError:
-            pass
-        if self.replies >= 0:  # a raw descriptor: closed once (its number may be another file's afterwards)
-            os.close(self.replies)
-            self.replies = -1
+        for fd in (self.stdin, self.replies):  # raw descriptors: closed once (the number may be another's later)
+            if fd >= 0:
+                os.close(fd)
+        self.stdin = self.replies = -1
         if self.proc is None:
             _signal_as_agent(self.pid)
             return

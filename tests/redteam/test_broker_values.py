@@ -63,8 +63,13 @@ def half_a_reply():
     time.sleep(600)
 
 
-def answer():
+def answer(*args):
     return 42
+
+
+def early_reply():
+    os.write(int(sys.argv[2]), b'{"ok": 1}\\n')  # a whole reply before the call is done, then no more reading
+    time.sleep(600)
 """
 
 #: The probe task's tests: each asserts what the broker must do; reward 1 means every one of them held.
@@ -113,6 +118,16 @@ def test_half_a_reply_fails_the_call_within_its_timeout():
         m.half_a_reply()
     assert time.monotonic() - start < 20
     assert mod().answer() == 42  # and the grading goes on
+
+
+def test_a_child_that_stops_reading_fails_the_next_call_within_its_timeout():
+    m = mod(timeout=3)
+    assert m.early_reply() == 1
+    start = time.monotonic()
+    with pytest.raises(AgentCrashed, match="took no call"):
+        m.run("result = 42", big="x" * (1 << 20))  # one request, more than a pipe holds: no waiting on the write
+    assert time.monotonic() - start < 20
+    assert mod().answer() == 42
 """
 
 
@@ -133,7 +148,7 @@ def test_the_broker_refuses_the_values_that_could_lie(tmp_path):
     (outcome,) = asyncio.run(arun_many([(probe_task(tmp_path), "nop")], trials_dir=tmp_path / "trials"))
     log = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
     assert outcome.reward == 1.0, log[-3000:]
-    assert "3 passed" in log, log[-3000:]
+    assert "4 passed" in log, log[-3000:]
 
 
 #: Appended to every module of the agent's in the broker tasks. ``truthy``: each public function (and method)
