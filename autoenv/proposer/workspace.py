@@ -179,8 +179,11 @@ SKILLS: dict[str, str] = {
   `artifacts = ["/app"]` at the top of task.toml. The tests then run in a new sandbox made from
   the image with the agent's `/app` copied in: no process the agent left running, no program it
   planted on PATH or in site-packages, can touch the reward.
-- When the tests run a program the agent wrote, run it before the expected answers are in place,
-  or as an unprivileged user (`setpriv --reuid=nobody`) that cannot read `/tests`.
+- When the tests run a program or module the agent wrote, run it through `tests/agentcall.py`
+  (`run_agent([...])`, `agent_module(...)`: as nobody, never as the tests' own user, which can read the
+  expected values), hand it inputs in `agent_folder(...)` (never a path next to the tests), and compare
+  plain data: `assert mod.is_valid(x) is True`, not `assert mod.is_valid(x)` (an object of the agent's
+  has no truth value in the tests). A bash verifier runs it with `setpriv --reuid=65534 ...`.
 - Hidden expected data belongs in `tests/`; `tests/` is uploaded only after the agent finishes.
 - Without Python in the image (a skill on its own: awk, sed, sort), write the verifier in bash/awk.
 """,
