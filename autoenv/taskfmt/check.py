@@ -358,6 +358,26 @@ def _programs_started(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int,
     return sorted(set(found))
 
 
+#: A test.sh command that runs a program under /app: ``/app/x.sh ...``, ``python3 /app/x.py`` (at the start of a
+#: command: after ``;``, ``&&``, ``|``, ``$(``, ``then``, ``do``, or ``timeout N``).
+SHELL_RUNS_APP = re.compile(
+    r"(?:^|[;&|(`]|\$\(|\bthen\b|\bdo\b|\btimeout\s+\S+)\s*"
+    r"(?:(?:python3?|bash|sh|node|perl|ruby|Rscript)\s+(?:-\S+\s+)*)?(/app/[\w./-]+)"
+)
+#: ... unless the line drops to another user (or hands the program to the broker).
+SHELL_SWITCHES_USER = re.compile(r"\b(?:setpriv|runuser|su|sudo|agentcall\.py)\b")
+
+
+def _shell_programs_started(text: str) -> list[tuple[int, str]]:
+    """(line, program) for each test.sh line that runs a program under /app as root, the verdict's writer."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        code = "" if line.lstrip().startswith("#") else line
+        if (m := SHELL_RUNS_APP.search(code)) and not SHELL_SWITCHES_USER.search(code):
+            found.append((number, m.group(1)))
+    return found
+
+
 PROGRAM_ADVICE = (
     "start the agent's programs with tests/agentcall.py's run_agent([...]) (as nobody, in a process group of its "
     "own, its output returned as data) and put the inputs it reads in agent_folder(...): run by the tests' own "
@@ -365,9 +385,15 @@ PROGRAM_ADVICE = (
 )
 
 
+SHELL_PROGRAM_ADVICE = (
+    "run it as nobody (`setpriv --reuid=65534 --regid=65534 --clear-groups /app/...`), or from the Python tests "
+    "with tests/agentcall.py's run_agent([...]): as root, the agent's program can read the tests and write the reward"
+)
+
+
 def agent_code_in_judge(path: Path) -> list[Problem]:
     """Test files that import the agent's code into the process that decides the reward, or start the agent's
-    programs as the grader, with file and line."""
+    programs as the grader (Python tests) or as root (``tests/*.sh``), with file and line."""
     env_dir, tests_dir = path / "environment", path / "tests"
     agent_modules = {p.stem for p in env_dir.rglob("*.py")} | {p.parent.name for p in env_dir.rglob("__init__.py")}
     problems = []
@@ -397,6 +423,18 @@ def agent_code_in_judge(path: Path) -> list[Problem]:
                     rule="autoenv-agent-program-in-judge",
                     message=f"the tests run the agent's code outside the broker ({what})",
                     advice=PROGRAM_ADVICE,
+                    level=Level.WARNING,
+                )
+            )
+    for script in sorted(tests_dir.rglob("*.sh")) if tests_dir.is_dir() else []:
+        for line, program in _shell_programs_started(script.read_text(errors="replace"))[:5]:
+            problems.append(
+                Problem(
+                    path=str(script),
+                    line=line,
+                    rule="autoenv-agent-program-in-judge",
+                    message=f"the verifier runs {program} as root, the user that writes the verdict",
+                    advice=SHELL_PROGRAM_ADVICE,
                     level=Level.WARNING,
                 )
             )

@@ -287,3 +287,27 @@ def test_no_family_task_starts_the_agents_programs_outside_the_broker(tmp_path):
             task = family.draft(case, random.Random(seed)).write(tmp_path / str(seed))
             found += [(name, Path(p.path).name, p.line, p.message) for p in agent_code_in_judge(task)]
     assert found == []
+
+
+def test_a_verifier_script_that_runs_the_agents_program_as_root_is_flagged(tmp_path):
+    import shutil
+
+    from autoenv.taskfmt.check import agent_code_in_judge
+
+    task = tmp_path / "median"
+    shutil.copytree(EXAMPLE_TASKS / "fix-median-bug", task)
+    script = task / "tests" / "test.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        "# python3 /app/report.py (a comment)\n"
+        "cd /app && cp /tests/x /app/ && cat /app/out.txt && diff /app/out.txt /tests/want.txt\n"
+        "got=$(python3 -u /app/sum.py /tests/hidden.txt 2>&1)\n"
+        "if [ -x /app/sum.sh ] && /app/sum.sh /app/numbers.txt; then echo 1; fi\n"
+        "setpriv --reuid=65534 --regid=65534 --clear-groups /app/sum.sh /tmp/in.txt\n"
+        "echo 0 > /logs/verifier/reward.txt\n"
+    )
+    found = [(p.line, p.message) for p in agent_code_in_judge(task) if p.path == str(script)]
+    assert found == [
+        (4, "the verifier runs /app/sum.py as root, the user that writes the verdict"),
+        (5, "the verifier runs /app/sum.sh as root, the user that writes the verdict"),
+    ]
