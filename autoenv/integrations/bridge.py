@@ -21,7 +21,9 @@ Requests (``op`` and its fields) and what ``result`` holds:
 Errors come back as ``{"id", "error": {"kind", "message"}}`` with ``kind`` a :class:`~autoenv.errors.Fault`.
 
 Only tasks that grade in a fresh sandbox are accepted (``environment_mode = "separate"``): in shared mode the
-tests run where the policy was root, which is how the red team forged rewards (issue 13).
+tests run where the policy was root, which is how the red team forged rewards (issue 13). Nor are tasks whose
+tests import the agent's code into pytest or start its programs as the tests' user (the in-judge check of
+:func:`autoenv.taskfmt.check.agent_code_in_judge`): there the policy's code decides its reward (issue 39).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from autoenv.integrations.driven import (
     new_session,
     open_sessions,
 )
-from autoenv.taskfmt.check import grades_apart
+from autoenv.taskfmt.check import agent_code_in_judge, grades_apart
 from autoenv.trials.attribution import Party, party
 from autoenv.trials.runner import arun_trial, quiet_harbor_logs
 
@@ -55,12 +57,24 @@ SHARED_MODE_ADVICE = (
 )
 
 
+IN_JUDGE_REFUSAL = (
+    "the tests run the agent's code in the process that decides the reward, or as its user, so a policy's module "
+    "or program can decide its own reward (end pytest with status 0, rewrite its reports, read the expected "
+    "values) without doing the task: validation's in-judge check (autoenv task check) refuses the same"
+)
+
+
 def check_gradable(task_dir: Path) -> None:
-    """Nothing if the task grades in a fresh sandbox; else a :class:`TaskError` that says how to fix it."""
+    """Nothing if the task grades in a fresh sandbox and its tests keep the agent's code out of the judge (the
+    in-judge check that ``autoenv task check`` and validation make); else a :class:`TaskError` that says why and
+    how to fix it."""
     if not (task_dir / "task.toml").is_file():
         raise TaskError(f"{task_dir}: not a Harbor task (no task.toml)")
     if not grades_apart(task_dir):
         raise TaskError(f"{task_dir / 'task.toml'}: unreadable, or it {SHARED_MODE_ADVICE}")
+    if found := agent_code_in_judge(task_dir):
+        where = "; ".join(f"{p.path}:{p.line}: {p.message}" for p in found[:5])
+        raise TaskError(f"{task_dir.name}: {IN_JUDGE_REFUSAL}. {where}. Fix: {found[0].advice}")
 
 
 class Bridge:

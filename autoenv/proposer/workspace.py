@@ -88,20 +88,31 @@ tests/test.sh:
 {TEST_SH}```
 
 Copy `tools/agentcall.py` into the task as `tests/agentcall.py`: the runner above starts pytest through it.
-Never import the agent's code into the tests (no `sys.path.insert(0, "/app")`, no `subprocess.run` of its
-programs): a module that calls `os._exit(0)` at import, or rewrites pytest's reports, would decide the reward.
+Never import the agent's code into the tests (no `sys.path.insert(0, "/app")`, no `importlib`/`runpy`), and
+never start its programs with `subprocess`/`os.system`: a module that calls `os._exit(0)` at import, or rewrites
+pytest's reports, would decide the reward, and a program run as the tests' user reads the expected values.
 Call it through the broker, which runs it as nobody in a process of its own and hands back plain data:
 
 ```python
-from agentcall import agent_module, run_agent
+from agentcall import agent_folder, agent_module, read_agent_file, run_agent
 mod = agent_module("stats_utils")          # a fresh import of /app/stats_utils.py, as nobody
 assert mod.median([3, 1, 2]) == 2          # results come back as values (tuples stay tuples)
+assert mod.is_valid("x") is True           # not `assert mod.is_valid("x")`: compare plain data (see below)
 with pytest.raises(ValueError):            # the agent's exceptions by type, its own classes too
     mod.median([])
 out = run_agent(["python3", "/app/report.py"], text=True, timeout=30)   # subprocess.run's keywords
+work = agent_folder({"in.csv": Path(__file__).with_name("hidden.csv")}, writable=True)  # inputs, away from tests
+run_agent(["python3", "/app/predict.py", work / "in.csv", work / "out.csv"], timeout=60)
+got = read_agent_file(work / "out.csv")    # what the program wrote, read as nobody
 ```
 
-The agent's code then can neither write /logs/verifier nor read /tests or the test files.
+The agent's code then can neither write /logs/verifier nor read /tests or the test files. An object that is not
+plain data (an instance of the agent's class) comes back as a handle with no truth value, `==` or hash (its
+class would decide them: `assert mod.is_valid(x)` would pass for any object), so the test raises a TypeError:
+compare plain values (`is True`, `obj.to_dict() == {...}`, `obj.name == "x"`). An exception class the module
+names (`mod.ValidationError`) is a stand-in that matches only what the agent raised as that class. Inputs a
+program of the agent's reads go in `agent_folder(...)` (pytest's `tmp_path` and the tests' folder are the
+grader's alone); never hand it a path next to the tests.
 
 Verifiers for images without Python (a task about shell tools, a minimal base) are as good: tests/test.sh
 recomputes or compares every expected value with bash, awk, sort, diff, reads the agent's files as an
@@ -168,8 +179,11 @@ SKILLS: dict[str, str] = {
   `artifacts = ["/app"]` at the top of task.toml. The tests then run in a new sandbox made from
   the image with the agent's `/app` copied in: no process the agent left running, no program it
   planted on PATH or in site-packages, can touch the reward.
-- When the tests run a program the agent wrote, run it before the expected answers are in place,
-  or as an unprivileged user (`setpriv --reuid=nobody`) that cannot read `/tests`.
+- When the tests run a program or module the agent wrote, run it through `tests/agentcall.py`
+  (`run_agent([...])`, `agent_module(...)`: as nobody, never as the tests' own user, which can read the
+  expected values), hand it inputs in `agent_folder(...)` (never a path next to the tests), and compare
+  plain data: `assert mod.is_valid(x) is True`, not `assert mod.is_valid(x)` (an object of the agent's
+  has no truth value in the tests). A bash verifier runs it with `setpriv --reuid=65534 ...`.
 - Hidden expected data belongs in `tests/`; `tests/` is uploaded only after the agent finishes.
 - Without Python in the image (a skill on its own: awk, sed, sort), write the verifier in bash/awk.
 """,
@@ -237,6 +251,10 @@ if "agentcall.py" in test_sh and not (task / "tests/agentcall.py").is_file():
 for p in (task / "tests").glob("*.py") if (task / "tests").is_dir() else []:
     if p.name != "agentcall.py" and re.search(r"sys\\.path\\.(insert|append)\\([^)]*[\\"']/app", p.read_text()):
         problems.append(f"{p.relative_to(task)}: imports the agent's code into pytest; use agentcall.agent_module")
+    text = p.read_text()
+    if p.name != "agentcall.py" and "/app" in text and re.search(r"\\b(subprocess|runpy)\\.|\\bos\\.(system|popen|exec)", text):
+        problems.append(f"{p.relative_to(task)}: starts programs itself and names /app: run the agent's programs with "
+                        "agentcall.run_agent (as nobody), never as the grader, which can read the tests")
 toml = (task / "task.toml").read_text() if (task / "task.toml").is_file() else ""
 if toml and not re.search(r'^environment_mode\\s*=\\s*"separate"', toml, re.M):
     problems.append('task.toml: grade in a fresh sandbox: environment_mode = "separate" under [verifier], artifacts = ["/app"] at the top')

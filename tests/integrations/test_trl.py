@@ -15,7 +15,7 @@ import pytest
 
 from autoenv.train.trainenv import REPO_ROOT, train_env, train_python
 from tests.conftest import EXAMPLE_TASKS, needs_namespaces, write_task
-from tests.redteam.test_agent_code_in_judge import CHEATS, attack_script
+from tests.redteam.test_agent_code_in_judge import CHEATS, attack_script, in_process_median
 
 TRAIN_PY = train_python(required=False)
 
@@ -77,6 +77,15 @@ def test_a_task_that_grades_in_the_agents_sandbox_is_refused(tmp_path):
     [result] = _probe([{"task_dir": str(task), "commands": []}], tmp_path / "trials")
     assert result["error"] == "task"
     assert 'environment_mode = "separate"' in result["message"]
+
+
+def test_a_task_whose_tests_import_the_agents_code_is_refused(tmp_path):
+    """The bridge refuses what validation refuses: tests that import the agent's module into pytest (where the
+    red team's exit0 cheat wins, see the control in tests/redteam) fail reset with a task error that says why."""
+    task = in_process_median(tmp_path / "median-in-process")
+    [result] = _probe([{"task_dir": str(task), "commands": []}], tmp_path / "trials")
+    assert result["error"] == "task"
+    assert "decide its own reward" in result["message"] and "test_outputs.py:3" in result["message"]
 
 
 @pytest.mark.slow

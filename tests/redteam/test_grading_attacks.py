@@ -69,9 +69,29 @@ def test_the_same_attacks_win_against_a_shared_mode_verifier(tmp_path):
 ROOT_TEST_SH = """#!/bin/bash
 mkdir -p /logs/verifier
 T=$(mktemp -d)
-cp /tests/test_outputs.py "$T"/ && cd "$T" && \\
+cp /tests/test_outputs.py /tests/agentcall.py "$T"/ && cd "$T" && \\
   python3 -I -m pytest -q -p no:cacheprovider -c /dev/null --rootdir "$T" --noconftest "$T/test_outputs.py" -rA
 if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+
+#: In place of the broker: the agent's program run by plain subprocess, as the tests' own user (root here).
+PLAIN_AGENTCALL = """\
+import pathlib, subprocess, tempfile
+
+
+def agent_folder(files=None, *, writable=False):
+    folder = pathlib.Path(tempfile.mkdtemp())
+    for rel, content in (files or {}).items():
+        (folder / rel).write_bytes(content if isinstance(content, bytes) else str(content).encode())
+    return folder
+
+
+def read_agent_file(path):
+    return pathlib.Path(path).read_text()
+
+
+def run_agent(argv, *, cwd="/app", **kwargs):
+    return subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, **kwargs)
 """
 
 
@@ -88,6 +108,7 @@ def test_a_deliverable_forges_the_reward_when_root_tests_run_it(tmp_path):
     task = tmp_path / "root-tests-log-parser-cli"
     shutil.copytree(EXAMPLE_TASKS / "log-parser-cli", task)
     (task / "tests" / "test.sh").write_text(ROOT_TEST_SH)
+    (task / "tests" / "agentcall.py").write_text(PLAIN_AGENTCALL)
     outcomes = asyncio.run(
         arun_many(
             [

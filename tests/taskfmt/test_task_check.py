@@ -207,3 +207,107 @@ def test_tests_that_import_the_agents_code_into_pytest_are_flagged_with_file_and
     # a child's program in a string (run as another user) is not the tests' own process
     test.write_text("CALL = \"import sys; sys.path.insert(0, '/app'); import stats_utils\"\n")
     assert agent_code_in_judge(task) == []
+
+
+#: Test files that start /app's programs, or run the agent's files, some other way than tests/agentcall.py: the
+#: line each finding must name.
+PROGRAM_RUNS = {
+    "subprocess": ('import subprocess\nimport sys\n\nsubprocess.run([sys.executable, "/app/report.py"])\n', [4]),
+    "cwd": ('from subprocess import run as go\n\ngo(["python3", "report.py"], cwd="/app")\n', [3]),
+    "through-a-name": (
+        'import subprocess as sp\nfrom pathlib import Path\nAPP = Path("/app")\nCLI = APP / "cli.py"\n\n'
+        "def run(*a):\n    return sp.Popen(['python3', CLI, *a])\n",
+        [7],
+    ),
+    "as-root": ('import subprocess\nsubprocess.run(["/app/x.sh"], user=0)\n', [2]),
+    "os.system": ('import os\nos.system("cd /app && python3 report.py")\nos.execv("/app/x", ["x"])\n', [2, 3]),
+    "runpy": ('import runpy\nrunpy.run_path("/app/report.py")\n', [2]),
+    "importlib": (
+        'import importlib, sys\nAPP = "/app"\nsys.path.insert(0, APP)\nm = importlib.import_module("stats_utils")\n',
+        [4],
+    ),
+    "exec": ('exec(open("/app/stats_utils.py").read())\n', [1]),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(PROGRAM_RUNS))
+def test_tests_that_start_the_agents_programs_outside_the_broker_are_flagged(tmp_path, shape):
+    import shutil
+
+    from autoenv.taskfmt.check import agent_code_in_judge
+
+    task = tmp_path / "median"
+    shutil.copytree(EXAMPLE_TASKS / "fix-median-bug", task)
+    test = task / "tests" / "test_outputs.py"
+    code, lines = PROGRAM_RUNS[shape]
+    test.write_text(code)
+    found = [p for p in agent_code_in_judge(task) if p.rule == "autoenv-agent-program-in-judge"]
+    assert [(p.path, p.line, p.level.value) for p in found] == [(str(test), n, "warning") for n in lines]
+    assert all("run_agent" in p.advice for p in found)
+    if shape == "importlib":  # the path entry itself is the in-process finding, named by its line too
+        assert [p.line for p in agent_code_in_judge(task) if p.rule == "autoenv-agent-code-in-judge"] == [3]
+
+
+def test_the_broker_and_the_tests_own_programs_are_not_flagged(tmp_path):
+    import shutil
+
+    from autoenv.taskfmt.check import agent_code_in_judge
+
+    task = tmp_path / "median"
+    shutil.copytree(EXAMPLE_TASKS / "fix-median-bug", task)
+    (task / "tests" / "test_outputs.py").write_text(
+        "import subprocess, sys\nfrom agentcall import run_agent\n\n"
+        'run_agent(["python3", "/app/report.py"], cwd="/app")\n'
+        'subprocess.run([sys.executable, "-c", "print(1)"])\n'
+        'subprocess.run(["sort", "/tmp/x"])\nNOTE = "see /app/report.py"\n'
+        "# a root grader that runs the agent's program as nobody itself (the reviewed graded-unit-conversions)\n"
+        'subprocess.run([sys.executable, "/app/report.py"], user=65534, group=65534, extra_groups=[])\n'
+        'subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/app/x.sh"])\n'
+    )
+    assert agent_code_in_judge(task) == []
+
+
+def test_no_bundled_task_starts_the_agents_programs_outside_the_broker():
+    from autoenv.taskfmt.check import agent_code_in_judge
+
+    assert [(Path(p.path).name, p.line) for t in bundled_tasks() for p in agent_code_in_judge(t)] == []
+
+
+def test_no_family_task_starts_the_agents_programs_outside_the_broker(tmp_path):
+    import random
+
+    from autoenv.families.registry import FAMILIES
+    from autoenv.proposer.models import SeedCase
+    from autoenv.taskfmt.check import agent_code_in_judge
+
+    found = []
+    for name, family in sorted(FAMILIES.items()):
+        case = SeedCase(id=f"c-{name}", task="t", failure_mode="t", target_skill="t", family=name)
+        for seed in (1, 2):
+            task = family.draft(case, random.Random(seed)).write(tmp_path / str(seed))
+            found += [(name, Path(p.path).name, p.line, p.message) for p in agent_code_in_judge(task)]
+    assert found == []
+
+
+def test_a_verifier_script_that_runs_the_agents_program_as_root_is_flagged(tmp_path):
+    import shutil
+
+    from autoenv.taskfmt.check import agent_code_in_judge
+
+    task = tmp_path / "median"
+    shutil.copytree(EXAMPLE_TASKS / "fix-median-bug", task)
+    script = task / "tests" / "test.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        "# python3 /app/report.py (a comment)\n"
+        "cd /app && cp /tests/x /app/ && cat /app/out.txt && diff /app/out.txt /tests/want.txt\n"
+        "got=$(python3 -u /app/sum.py /tests/hidden.txt 2>&1)\n"
+        "if [ -x /app/sum.sh ] && /app/sum.sh /app/numbers.txt; then echo 1; fi\n"
+        "setpriv --reuid=65534 --regid=65534 --clear-groups /app/sum.sh /tmp/in.txt\n"
+        "echo 0 > /logs/verifier/reward.txt\n"
+    )
+    found = [(p.line, p.message) for p in agent_code_in_judge(task) if p.path == str(script)]
+    assert found == [
+        (4, "the verifier runs /app/sum.py as root, the user that writes the verdict"),
+        (5, "the verifier runs /app/sum.sh as root, the user that writes the verdict"),
+    ]

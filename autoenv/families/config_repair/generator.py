@@ -276,11 +276,10 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     tests = textwrap.dedent(f'''\
         import configparser
         import hashlib
-        import subprocess
-        import sys
         from pathlib import Path
 
         import pytest
+        from agentcall import run_agent  # the launcher (and any module it imports from /app) runs as nobody
 
         APP = Path("/app/service.py")
         APP_SHA256 = "{sha256_text(launcher)}"
@@ -300,7 +299,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
 
         def test_check_passes():
-            out = subprocess.run([sys.executable, str(APP), "--check"], cwd="/app", capture_output=True, text=True, timeout=30)
+            out = run_agent(["python3", str(APP), "--check"], cwd="/app", text=True, timeout=30)
             assert out.returncode == 0, out.stdout + out.stderr
             assert out.stdout.strip() == "CONFIG OK"
 

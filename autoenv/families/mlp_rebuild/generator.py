@@ -175,11 +175,11 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     tests = textwrap.dedent(f'''\
         import csv
         import hashlib
-        import subprocess
-        import sys
+        import io
         from pathlib import Path
 
         import pytest
+        from agentcall import agent_folder, read_agent_file, run_agent  # the agent's program runs as nobody
 
         WEIGHTS = Path("/app/model/weights.json")
         WEIGHTS_SHA256 = "{sha256_text(weights_json)}"
@@ -189,9 +189,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         EXPECTED_UNSEEN = {exp_hidden!r}
 
 
-        def read(path):
-            with open(path, newline="") as fh:
-                rows = list(csv.reader(fh))
+        def read(text):
+            rows = list(csv.reader(io.StringIO(text, newline="")))
             assert rows and rows[0] == ["id", "label", "confidence"], rows[:1]
             return rows[1:]
 
@@ -210,14 +209,15 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
         def test_shipped_predictions():
             assert Path("/app/predictions.csv").exists(), "missing /app/predictions.csv"
-            check(read("/app/predictions.csv"), EXPECTED_SHIPPED)
+            check(read(Path("/app/predictions.csv").read_text()), EXPECTED_SHIPPED)
 
 
-        def test_predict_on_unseen_inputs(tmp_path):
-            out = tmp_path / "out.csv"
-            run = subprocess.run([sys.executable, "/app/predict.py", str(HIDDEN), str(out)], capture_output=True, text=True, timeout=60)
+        def test_predict_on_unseen_inputs():
+            # the inputs alone, in a folder of their own: the program runs as nobody, away from these tests
+            work = agent_folder({{"unseen.csv": HIDDEN}}, writable=True)
+            run = run_agent(["python3", "/app/predict.py", work / "unseen.csv", work / "out.csv"], text=True, timeout=60)
             assert run.returncode == 0, run.stderr
-            check(read(out), EXPECTED_UNSEEN)
+            check(read(read_agent_file(work / "out.csv")), EXPECTED_UNSEEN)
         ''')  # noqa: E501
     solution = solve_sh(
         textwrap.dedent('''\

@@ -138,10 +138,10 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         textwrap.dedent(f'''\
         import os
         import random
-        import subprocess
         from pathlib import Path
 
         import pytest
+        from agentcall import agent_folder, run_agent  # the agent's script runs as nobody, never as the grader
 
         SCRIPT = "{script}"
         RECURSIVE, HIDDEN, SORT, SEP = {recursive!r}, {hidden!r}, {sort!r}, {sep!r}
@@ -152,7 +152,13 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
 
         def run(*args):
-            return subprocess.run(["bash", SCRIPT, *args], capture_output=True, text=True, timeout=30)
+            return run_agent(["bash", SCRIPT, *map(str, args)], text=True, timeout=30)
+
+
+        @pytest.fixture()
+        def tree():
+            # a fresh folder the script (nobody) can read: pytest's tmp_path is the grader's alone
+            return agent_folder()
 
 
         def build(root, rng):
@@ -183,17 +189,17 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
 
         @pytest.mark.parametrize("seed", [{rng.randint(1, 999)}, {rng.randint(1000, 1999)}, {rng.randint(2000, 2999)}])
-        def test_fresh_trees(tmp_path, seed):
-            build(tmp_path, random.Random(seed))
-            out = run(str(tmp_path))
+        def test_fresh_trees(tree, seed):
+            build(tree, random.Random(seed))
+            out = run(tree)
             assert out.returncode == 0, out.stderr
-            assert out.stdout == render(tally(str(tmp_path), RECURSIVE, HIDDEN), SORT, SEP)
+            assert out.stdout == render(tally(str(tree), RECURSIVE, HIDDEN), SORT, SEP)
 
 
-        def test_usage_errors(tmp_path):
+        def test_usage_errors(tree):
             assert run().returncode == 2
-            assert run(str(tmp_path), "extra").returncode == 2
-            assert run(str(tmp_path / "missing")).returncode == 2
+            assert run(tree, "extra").returncode == 2
+            assert run(tree / "missing").returncode == 2
         """)
     )
     depth = "" if recursive else "-maxdepth 1 "

@@ -1,16 +1,14 @@
 import csv
 import io
 import json
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from agentcall import agent_folder, read_agent_file, run_agent  # the agent's program runs as nobody, never here
 
 HEADER = ["order_id", "customer_id", "customer_name", "email", "country", "amount", "order_date", "status"]
 OUTPUT = Path("/app/out/orders_clean.csv")
+#: The agent's program runs as nobody (run_agent): the expected answers, next to these tests, are out of its reach.
 EXPECTED = Path(__file__).with_name("expected_orders.csv")
-#: The agent's program runs as nobody, so the expected answers (root-only, next to these tests) are out of its reach.
-UNPRIVILEGED = {"user": 65534, "group": 65534, "extra_groups": []}
 
 
 def read_rows(text):
@@ -41,9 +39,8 @@ def _write_jsonl(path, items):
 
 
 def test_script_on_unseen_input():
-    # pytest's tmp_path is root-only; the unprivileged program needs to read the inputs and write its output
-    work = Path(tempfile.mkdtemp(prefix="etl-"))
-    work.chmod(0o777)
+    # pytest's tmp_path is the grader's alone; the program (nobody) reads its inputs and writes its output here
+    work = agent_folder(writable=True)
     raw = work / "raw"
     raw.mkdir()
     _write_jsonl(raw / "customers.jsonl", [
@@ -81,12 +78,9 @@ def test_script_on_unseen_input():
         raw.joinpath("orders.jsonl").read_text().replace('[1, 2]', "[1, 2]\nnot json")
     )
     out = work / "nested" / "dir" / "result.csv"
-    proc = subprocess.run(
-        [sys.executable, "/app/etl.py", "--input-dir", str(raw), "--output", str(out)],
-        capture_output=True, text=True, timeout=30, **UNPRIVILEGED,
-    )
+    proc = run_agent(["python3", "/app/etl.py", "--input-dir", raw, "--output", out], text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
-    header, rows = read_rows(out.read_text())
+    header, rows = read_rows(read_agent_file(out))
     assert header == HEADER
     assert rows == [
         ["A-1", "K2", "Li, Wang", "li@x.org", "CN", "8.50", "2024-02-03", "pending"],

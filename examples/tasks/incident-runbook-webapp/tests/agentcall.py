@@ -12,9 +12,15 @@ This file, copied into a task's ``tests/`` folder, keeps the two apart. Standard
 
 ``from agentcall import agent_module, run_agent`` (in the test files, inside pytest)
     ``agent_module("stats_utils").median([3, 1, 2])`` calls a function in that child and returns its result as
-    plain data (JSON); an exception the agent's code raised is raised again as the built-in type it named (else
-    :class:`AgentError`); a child that exits, hangs or answers garbage fails the call (:class:`AgentCrashed`).
-    ``run_agent(["python3", "/app/cli.py"])`` runs an agent program as nobody and returns a ``CompletedProcess``.
+    plain data (JSON); an object that is not plain data comes back as a :class:`Remote` handle, which refuses
+    ``bool``, ``==`` and ``hash`` (the agent's class would decide them: compare the plain data it returns, e.g.
+    ``assert mod.is_valid(x) is True``). An exception the agent's code raised, or an exception class its module
+    names, is a stand-in class derived from :class:`AgentError` (and from the built-in type it named, so
+    ``pytest.raises(ValueError)`` still matches): never a built-in or a class of the grader's, so
+    ``ValidationError = Exception`` in the agent's module cannot make ``pytest.raises`` catch everything. A child
+    that exits, hangs (even halfway through a reply) or answers garbage fails the call (:class:`AgentCrashed`).
+    ``run_agent(["python3", "/app/cli.py"])`` runs an agent program as nobody, in a process group of its own, and
+    returns a ``CompletedProcess``; ``agent_folder()`` is a fresh folder for the inputs such a program reads.
 
 The child (``CHILD``, as nobody)
     Imports the module from its folder and answers one JSON request a line. Children are forked by a *zygote*
@@ -42,6 +48,8 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 
 GRADER_UID = 65533
 AGENT_UID = 65534
@@ -51,7 +59,17 @@ DEFAULT_TIMEOUT = 60.0
 
 
 class AgentError(Exception):
-    """The agent's code raised an exception that is not one of Python's built-in types (its name and message)."""
+    """The base of every exception class that stands for one of the agent's (see ``_exception_class``)."""
+
+
+class RemoteValueError(TypeError):
+    """A test asked an object of the agent's (a :class:`Remote`) for its truth value, equality or hash."""
+
+
+_COMPARE_PLAIN = (
+    "it is an object of the agent's, whose class would decide the answer; compare plain data instead "
+    "(`assert mod.is_valid(x) is True`, `== True` on a returned value, `obj.to_dict() == {...}`)"
+)
 
 
 class AgentCrashed(AssertionError):
@@ -310,8 +328,10 @@ class _Child:
         finally:
             os.close(stdin_r)
             os.close(reply_w)
-        self.stdin = os.fdopen(stdin_w, "wb")
-        self.replies = os.fdopen(reply_r, "rb")
+        os.set_blocking(stdin_w, False)  # written with a deadline too (``_send``): a child may stop reading
+        self.stdin = stdin_w
+        self.replies = reply_r  # read with a deadline (``_reply``), never with a blocking readline
+        self.pending = bytearray()
 
     def alive(self) -> bool:
         if self.proc is not None:
@@ -323,16 +343,18 @@ class _Child:
             return False
 
     def ask(self, request: dict, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
         try:
-            self.stdin.write((json.dumps(request) + "\n").encode())
-            self.stdin.flush()
+            sent = self._send((json.dumps(request) + "\n").encode(), deadline)
         except OSError:
             return {"crashed": self._ended("before the call")}
-        ready, _, _ = select.select([self.replies], [], [], timeout)
-        if not ready:
+        if not sent:
             self.kill()
-            return {"crashed": f"no reply within {timeout:g}s (killed)"}
-        line = self.replies.readline(MAX_REPLY)
+            return {"crashed": f"took no call within {timeout:g}s (killed)"}
+        line = self._reply(deadline)
+        if line is None:
+            self.kill()
+            return {"crashed": f"no complete reply within {timeout:g}s (killed)"}
         if not line.endswith(b"\n"):
             return {"crashed": self._ended("without replying")}
         try:
@@ -340,6 +362,49 @@ class _Child:
         except ValueError:
             return {"crashed": "answered something that is not a reply"}
         return answer if isinstance(answer, dict) else {"crashed": "answered something that is not a reply"}
+
+    def _send(self, data: bytes, deadline: float) -> bool:
+        """The whole request written by ``deadline`` (False if not: a child that answered early and stopped
+        reading its input would otherwise block the broker on a full pipe)."""
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            _, ready, _ = select.select([], [self.stdin], [], left)
+            if not ready:
+                return False
+            try:
+                view = view[os.write(self.stdin, view) :]
+            except BlockingIOError:
+                continue
+        return True
+
+    def _reply(self, deadline: float) -> bytes | None:
+        """One reply line, read until ``deadline``: None when it has not come whole by then (a child that writes
+        half a line and stalls fails its call, not the whole grading); what came before an end of file otherwise
+        (no newline), or the first ``MAX_REPLY`` bytes of a line too long."""
+        whole = b"\n" in self.pending  # a line left from before; else scan only what each read adds
+        while not whole and len(self.pending) < MAX_REPLY:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.replies], [], [], left)
+            if not ready:
+                return None
+            try:
+                chunk = os.read(self.replies, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                line, self.pending = bytes(self.pending), bytearray()
+                return line
+            self.pending += chunk
+            whole = b"\n" in chunk
+        end = self.pending.find(b"\n") + 1 or MAX_REPLY
+        line = bytes(self.pending[:end])
+        del self.pending[:end]
+        return line
 
     def _ended(self, when: str) -> str:
         if self.proc is None:
@@ -352,11 +417,10 @@ class _Child:
         return f"the agent's process ended {when} (status {code})"
 
     def kill(self) -> None:
-        for stream in (self.stdin, self.replies):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        for fd in (self.stdin, self.replies):  # raw descriptors: closed once (the number may be another's later)
+            if fd >= 0:
+                os.close(fd)
+        self.stdin = self.replies = -1
         if self.proc is None:
             _signal_as_agent(self.pid)
             return
@@ -368,25 +432,38 @@ class _Child:
 
 
 def _run_program(request: dict) -> dict:
+    """An agent program as nobody, in a session (and process group) of its own; its output as data. At the
+    deadline its whole group is killed (from a process that is nobody), so a child it left holding the output
+    pipes cannot stall the grading either."""
     cwd = request.get("cwd") or "/"
+    timeout = float(request.get("timeout") or DEFAULT_TIMEOUT)
     try:
-        done = subprocess.run(
+        proc = subprocess.Popen(
             request["argv"],
-            input=(request.get("input") or "").encode(),
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             cwd=cwd,
             env=_agent_env(cwd, request.get("env")),
             preexec_fn=_as_user(AGENT_UID),
-            timeout=request.get("timeout", DEFAULT_TIMEOUT),
         )
-    except subprocess.TimeoutExpired:
-        return {"returncode": -9, "stdout": "", "stderr": "timed out", "timed_out": True}
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
         return {"returncode": 127, "stdout": "", "stderr": str(exc)}
+    try:
+        out, err = proc.communicate((request.get("input") or "").encode(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _signal_as_agent(proc.pid)
+        try:
+            proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # a process that left the group holds the pipes: stop reading them
+            for stream in (proc.stdout, proc.stderr):
+                stream.close()
+        proc.wait()
+        return {"returncode": -9, "stdout": "", "stderr": "timed out", "timed_out": True}
     return {
-        "returncode": done.returncode,
-        "stdout": done.stdout[:MAX_REPLY].decode("utf-8", "replace"),
-        "stderr": done.stderr[-65536:].decode("utf-8", "replace"),
+        "returncode": proc.returncode,
+        "stdout": out[:MAX_REPLY].decode("utf-8", "replace"),
+        "stderr": err[-65536:].decode("utf-8", "replace"),
     }
 
 
@@ -417,9 +494,11 @@ def read_agent_file(path) -> str:
     return done.stdout
 
 
-#: pytest as the grader: made non-dumpable before any test runs, with this module loaded from its own folder.
+#: pytest as the grader: made non-dumpable before any test runs, with this module loaded from its own folder; the
+#: files it makes are readable by others (umask 022), as ``agent_folder`` needs.
 GRADER = (
-    "import sys; sys.path.insert(0, sys.argv[1]); import agentcall; agentcall._no_dumps(); import pytest; "
+    "import os, sys; os.umask(0o022); sys.path.insert(0, sys.argv[1]); import agentcall; agentcall._no_dumps(); "
+    "import pytest; "
     "sys.exit(pytest.main(sys.argv[2:], plugins=[agentcall]))"
 )
 
@@ -511,19 +590,44 @@ _exception_classes: dict[str, type] = {}
 
 def _exception_class(mro: list[str]) -> type:
     """A local exception class standing for the agent's (by qualified name, its bases in the same order), so that
-    ``pytest.raises(mod.ValidationError)`` matches what the agent's code raised, and nothing else."""
-    name = mro[0]
-    if name.startswith("builtins."):
-        cls = getattr(builtins, name.split(".", 1)[1], None)
-        if isinstance(cls, type) and issubclass(cls, BaseException) and not issubclass(cls, AssertionError):
-            return cls
-        return AgentError
+    ``pytest.raises(mod.ValidationError)`` matches what the agent's code raised, and nothing else.
+
+    Every stand-in derives from :class:`AgentError`; one for a built-in exception (``ValueError``) derives from
+    that built-in too, so ``pytest.raises(ValueError)`` matches the agent's. None *is* a built-in or a class of
+    the grader's: a module that writes ``ValidationError = Exception`` hands the tests a stand-in that matches
+    what the agent raised as ``Exception``, never ``AgentCrashed``, an ``AssertionError`` or pytest's own."""
+    name = mro[0] if mro else "agent.Error"
     if name not in _exception_classes:
-        base = _exception_class(mro[1:]) if len(mro) > 1 else AgentError
-        base = AgentError if base in (BaseException, Exception) else base
-        bases = (base,) if issubclass(base, AgentError) else (base, AgentError)
-        _exception_classes[name] = type(name.rsplit(".", 1)[-1], bases, {"__module__": "agent." + name})
+        short = name.rsplit(".", 1)[-1] or "Error"
+        bases: tuple = (AgentError,)
+        if name.startswith("builtins."):  # the end of the chain: a built-in type, or a name the agent made up
+            builtin = getattr(builtins, name.split(".", 1)[1], None)
+            if (
+                isinstance(builtin, type)
+                and issubclass(builtin, Exception)
+                and builtin is not Exception
+                and not issubclass(builtin, AssertionError)
+            ):
+                bases = (AgentError, builtin)
+        elif len(mro) > 1:
+            bases = (_exception_class(mro[1:]),)
+        try:
+            cls = type(short, bases, {"__module__": ("agent." + name.rsplit(".", 1)[0]) if "." in name else "agent"})
+        except TypeError:  # built-ins whose layouts do not combine
+            cls = type(short, (AgentError,), {"__module__": "agent"})
+        _exception_classes[name] = cls
     return _exception_classes[name]
+
+
+def _raise(raised: dict):
+    """The agent's exception, raised again in the test as its stand-in (``_exception_class``)."""
+    cls = _exception_class([str(n) for n in raised.get("mro") or [f"agent.{raised.get('type')}"]])
+    message = str(raised.get("message", ""))
+    try:
+        error = cls(message)
+    except TypeError:  # a built-in with another constructor (UnicodeDecodeError): the message, as an AgentError
+        error = AgentError(f"{cls.__name__}: {message}")
+    raise error
 
 
 def _encode(value):
@@ -564,15 +668,30 @@ def _unwrap(answer: dict, what: str, owner: AgentModule):
     if "ok" in answer:
         return _decode(answer["ok"], owner)
     if "raised" in answer:
-        raised = answer["raised"]
-        cls = _exception_class([str(n) for n in raised.get("mro") or [f"agent.{raised.get('type')}"]])
-        raise cls(str(raised.get("message", "")))
+        _raise(answer["raised"] if isinstance(answer["raised"], dict) else {})
     raise AgentCrashed(f"{what}: {answer.get('crashed', 'no reply')}")
 
 
 class Remote:
     """An object that lives in the agent's process (an instance, a class, a function): attributes are read and
-    calls made there; plain values (numbers, strings, lists, tuples, dicts) come back as themselves."""
+    calls made there; plain values (numbers, strings, lists, tuples, dicts) come back as themselves.
+
+    A handle has no truth value, no equality and no hash: the agent's class would decide them, so ``assert
+    mod.is_valid(x)`` would pass for any object it returns. Using one so raises :class:`RemoteValueError`;
+    compare the plain data the agent's code returns (``assert mod.is_valid(x) is True``, ``obj.to_dict() ==
+    {...}``, ``obj.name == "x"``)."""
+
+    def __bool__(self):
+        raise RemoteValueError(f"{self!r} has no truth value here: {_COMPARE_PLAIN}")
+
+    def __eq__(self, other):
+        raise RemoteValueError(f"{self!r} cannot be compared with ==: {_COMPARE_PLAIN}")
+
+    def __ne__(self, other):
+        raise RemoteValueError(f"{self!r} cannot be compared with !=: {_COMPARE_PLAIN}")
+
+    def __hash__(self):
+        raise RemoteValueError(f"{self!r} cannot be hashed: {_COMPARE_PLAIN}")
 
     def __init__(self, owner: AgentModule, ref: int | None, type_name: str, is_callable: bool):
         self._owner, self._ref, self._type, self._callable = owner, ref, type_name, is_callable
@@ -623,6 +742,29 @@ def agent_module(module: str, path: str = "/app", *, timeout: float = DEFAULT_TI
     ``fresh``: a new import, as a test that pops it from ``sys.modules`` would have."""
     handle = AgentModule(module, path, timeout)
     return handle.reset() if fresh else handle
+
+
+def agent_folder(files: dict | None = None, *, writable: bool = False) -> pathlib.Path:
+    """A fresh folder for what an agent program reads (and, ``writable``, writes), away from the tests.
+
+    The grader's own folders are its alone (the copy of the tests, pytest's ``tmp_path``), so a program that
+    ``run_agent`` starts (nobody) can read nothing there. Its inputs go here instead: a new folder under /tmp
+    that nobody can read (0755; 1777 when ``writable``: nobody may add files but not replace the grader's),
+    holding ``files`` (relative name -> text, bytes, or a path whose content is copied). Files the test writes
+    into it later are readable too (the grader's umask is 022). Never put expected values here."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="agent-", dir="/tmp"))
+    for rel, content in (files or {}).items():
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, os.PathLike):
+            content = pathlib.Path(content).read_bytes()
+        if isinstance(content, str):
+            target.write_text(content)
+        else:
+            target.write_bytes(content)
+        target.chmod(0o644)
+    folder.chmod(0o1777 if writable else 0o755)
+    return folder
 
 
 def run_agent(

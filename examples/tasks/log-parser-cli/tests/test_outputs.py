@@ -2,12 +2,11 @@ import hashlib
 import json
 import random
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from agentcall import agent_folder, read_agent_file, run_agent  # the agent's program runs as nobody, never here
 
 CLI = "/app/logstats.py"
 ACCESS_LOG = Path("/app/access.log")
@@ -45,9 +44,13 @@ def reference_report(text, top=5):
 
 
 def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, CLI, *map(str, args)], capture_output=True, text=True, timeout=30
-    )
+    return run_agent(["python3", CLI, *map(str, args)], text=True, timeout=30)
+
+
+@pytest.fixture()
+def tmp_path():
+    """A folder the agent's program (nobody) can read and write: pytest's own is the grader's alone."""
+    return agent_folder(writable=True)
 
 
 SMALL_LOG = "\n".join(
@@ -117,9 +120,10 @@ def test_default_top_is_five_and_output_flag(tmp_path):
     log.write_text(text)
     dest = tmp_path / "out" / "r.json"
     dest.parent.mkdir()
+    dest.parent.chmod(0o777)
     out = run_cli(log, "--output", dest)
     assert out.returncode == 0, out.stderr
-    report = json.loads(dest.read_text())
+    report = json.loads(read_agent_file(dest))
     expected = reference_report(text, top=5)
     assert expected["malformed_lines"] > 0
     assert report == expected

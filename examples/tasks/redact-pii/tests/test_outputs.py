@@ -1,33 +1,23 @@
 import hashlib
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
+from agentcall import agent_folder, run_agent  # the agent's program runs as nobody, never in this process
 
 SCRIPT = "/app/redact.py"
 TICKETS = Path("/app/tickets.txt")
 TICKETS_SHA256 = "a7fa99c5a8dd3ebfe3dd37574385837aa7133797405c3e7b72945b796dd90386"
+#: The agent's program runs as nobody (run_agent): the expected answers, next to these tests, are out of its reach.
 EXPECTED = Path(__file__).with_name("tickets_redacted_expected.txt")
-#: The agent's program runs as nobody, so the expected answers (root-only, next to these tests) are out of its reach.
-UNPRIVILEGED = {"user": 65534, "group": 65534, "extra_groups": []}
 
 
 def readable_copy(data: bytes) -> Path:
-    """An input file the unprivileged program can read (pytest's tmp_path is root-only)."""
-    folder = Path(tempfile.mkdtemp(prefix="redact-"))
-    folder.chmod(0o755)
-    path = folder / "in.txt"
-    path.write_bytes(data)
-    path.chmod(0o644)
-    return path
+    """An input file the program (nobody) can read, away from these tests (pytest's tmp_path is the grader's)."""
+    return agent_folder({"in.txt": data}) / "in.txt"
 
 
 def redact_stdin(text):
-    out = subprocess.run(
-        [sys.executable, SCRIPT], input=text.encode("utf-8"), capture_output=True, timeout=30, **UNPRIVILEGED
-    )
+    out = run_agent(["python3", SCRIPT], input=text.encode("utf-8"), timeout=30)
     assert out.returncode == 0, out.stderr.decode()
     return out.stdout.decode("utf-8")
 
@@ -42,7 +32,7 @@ def test_tickets_redacted_file():
 
 
 def test_file_argument_mode():
-    out = subprocess.run([sys.executable, SCRIPT, str(TICKETS)], capture_output=True, timeout=30, **UNPRIVILEGED)
+    out = run_agent(["python3", SCRIPT, str(TICKETS)], timeout=30)
     assert out.returncode == 0, out.stderr.decode()
     assert out.stdout.decode("utf-8") == EXPECTED.read_text()
 
@@ -78,6 +68,6 @@ def test_cases_via_stdin(text, expected):
 
 def test_crlf_preserved_in_file_mode():
     p = readable_copy(b"ip 8.8.4.4\r\nssn 111-22-3333\r\nend")
-    out = subprocess.run([sys.executable, SCRIPT, str(p)], capture_output=True, timeout=30, **UNPRIVILEGED)
+    out = run_agent(["python3", SCRIPT, str(p)], timeout=30)
     assert out.returncode == 0, out.stderr.decode()
     assert out.stdout == b"ip [IP]\r\nssn [SSN]\r\nend"

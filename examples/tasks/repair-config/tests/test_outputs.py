@@ -1,9 +1,9 @@
 import configparser
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from agentcall import run_agent  # the launcher (and any module it imports from /app) runs as nobody, never here
 
 APP = Path("/app/server_app.py")
 APP_SHA256 = "7152bad0c6092ddae4f98df0fcb05ac7def759172bd99e0c977b00313845ab63"
@@ -12,9 +12,7 @@ FEATURES = Path("/app/config/features.json")
 
 
 def run_app(*args):
-    return subprocess.run(
-        [sys.executable, str(APP), *args], cwd="/app", capture_output=True, text=True, timeout=30
-    )
+    return run_agent(["python3", str(APP), *args], cwd="/app", text=True, timeout=30)
 
 
 def load_ini():

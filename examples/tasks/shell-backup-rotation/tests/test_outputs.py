@@ -1,8 +1,8 @@
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from agentcall import agent_folder, run_agent  # the agent's script runs as nobody, never as the grader
 
 SCRIPT = "/app/rotate.sh"
 
@@ -28,13 +28,20 @@ SUBDIR = "backup-20190101-000000.tar.gz"
 
 
 def run(*args):
-    return subprocess.run([SCRIPT, *map(str, args)], capture_output=True, text=True, timeout=30)
+    return run_agent([SCRIPT, *map(str, args)], text=True, timeout=30)
+
+
+@pytest.fixture()
+def tmp_path():
+    """A folder the script (nobody) can read: pytest's own is the grader's alone."""
+    return agent_folder()
 
 
 @pytest.fixture()
 def backup_dir(tmp_path):
     d = tmp_path / "nightly backups"
     d.mkdir()
+    d.chmod(0o777)  # the script (nobody) deletes the grader's files here
     # Modification times deliberately disagree with the names.
     for i, name in enumerate(OLDEST_FIRST):
         p = d / name
