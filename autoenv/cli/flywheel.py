@@ -142,8 +142,8 @@ def flywheel(
             # the events themselves are logged by the flywheel (autoenv.flywheel.events); the bar shows the latest
             if progress is None or bar is None:
                 return
-            if event == "step_done":
-                progress.update(bar, advance=1, note=describe(event, data))
+            if event == "step_done":  # the full sentence is in the log line above the bar
+                progress.update(bar, advance=1, note=f"step {data['step']} done")
             elif event != "warning":
                 progress.update(bar, note=describe(event, data))
 
@@ -206,7 +206,7 @@ def _progress(log_format: LogFormat) -> Iterator[Progress | None]:
         return
     with Progress(
         TextColumn("[bold]{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=20),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.fields[note]}"),
