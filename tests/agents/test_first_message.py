@@ -113,3 +113,29 @@ def test_first_message_on_a_python_image_names_its_python(hello_task, trials_dir
     first = next(s["message"] for s in steps if s["source"] == "user")
     assert top_headings(first) == ["# Task"]
     assert "- Installed: python3 3." in first and not re.search(r"Not installed:.*python3", first), first
+
+
+@needs_sandbox
+def test_the_agentic_proposer_brief_gets_the_same_note(tmp_path):
+    """The agentic proposer is a terminal agent in a sandbox: its brief arrives with the same environment note."""
+    from chat_server import MODEL, ReplayServer, completion
+
+    from autoenv.proposer.models import SeedCase
+    from autoenv.proposer.propose import propose
+    from autoenv.vocab import SCRIPTED_SOLVER
+
+    case = SeedCase(
+        id="env-note", task="a shell task", failure_mode="The agent assumed gawk.", target_skill="portable awk"
+    )
+    recording = [{"expect": {"tools": True}, "response": completion(1, calls=[("finish", {"message": "done"})])}]
+    with ReplayServer(recording) as server:
+        propose(
+            case, method="agentic", policy="openai", model=MODEL, base_url=server.url, out_dir=tmp_path / "out",
+            workspace=tmp_path / "workspace", attempts=1, solver=SCRIPTED_SOLVER, network="no-network",
+        )  # fmt: skip
+    assert server.problems == [] and server.served == 1, server.problems
+    brief = server.chat_requests()[0]["messages"][1]["content"]
+    assert top_headings(brief) == ["# Task"] and "## Seed case" in brief
+    environment = brief.rsplit("## Environment\n\n", 1)[1]
+    assert environment.startswith("- OS: ") and "- Installed: python3 3." in environment, environment
+    assert environment.endswith("- Working directory: /workspace"), environment
