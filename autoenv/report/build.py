@@ -347,6 +347,14 @@ def plot_course(attempts: list[dict[str, Any]], out: Path) -> str | None:
     return _save(fig, out, "proposer_course.png")
 
 
+#: The training-steps table: short headers, units in them; ``useful``, ``bench`` and ``valid`` are rates.
+STEP_HEADERS = ["run", "step", "policy", "groups", "useful", "collect s", "bench", "valid", "loss"]
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{r.get(c, '')}</td>" for c in columns) + "</tr>" for r in rows)
@@ -429,23 +437,19 @@ def build_report(db: str | Path, out: Path | str) -> Path:
             )
         step_rows = [
             {
-                k: (f"{v:.3f}" if isinstance(v, float) else v)
-                for k, v in s.items()
-                if k
-                in (
-                    "run",
-                    "step",
-                    "policy_version_in",
-                    "policy_version_out",
-                    "n_groups",
-                    "useful_group_rate",
-                    "collect_sec",
-                    "benchmark_score",
-                    "proposer_valid_rate",
-                    "loss",
-                )
+                "run": html.escape(str(st["run"])),
+                "step": st["step"],
+                "policy": f"v{st['policy_version_in']}->v{st['policy_version_out']}"
+                if st["policy_version_out"] is not None
+                else f"v{st['policy_version_in']}",
+                "groups": "-" if st["n_groups"] is None else st["n_groups"],
+                "useful": _rate(st["useful_group_rate"]),
+                "collect s": "-" if st["collect_sec"] is None else f"{st['collect_sec']:.1f}",
+                "bench": _rate(st["benchmark_score"]),
+                "valid": _rate(st["proposer_valid_rate"]),
+                "loss": "-" if st["loss"] is None else f"{st['loss']:.3f}",
             }
-            for s in steps
+            for st in steps
         ]
         run_rows = []
         for name, config in store.run_configs().items():
@@ -487,7 +491,7 @@ attempts: {len(attempts)} &middot; accepted environments: {len(accepted)} &middo
 <h2>Runs compared</h2>{_table(compare_runs(steps, attempts), ["run", "seeds", "steps", "final benchmark", "useful-group rate", "valid proposals"])}
 <h2>Plots</h2>{figures}
 <h2>Valid-environment rate by method</h2>{_table(method_rows, ["method", "n", "valid", "rate", "interval"])}
-<h2>Training steps</h2>{_table(step_rows, ["run", "step", "policy_version_in", "policy_version_out", "n_groups", "useful_group_rate", "collect_sec", "benchmark_score", "proposer_valid_rate", "loss"])}
+<h2>Training steps</h2>{_table(step_rows, STEP_HEADERS)}
 <h2>Audit: every validated task</h2>{audit_html}
 <h2>Accepted environments</h2>{_table(env_rows, ["task", "method", "origin", "files", "pass rate", "turns", "validation"])}
 </body></html>"""  # noqa: E501

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import pytest
 
 from autoenv.report.build import (
+    STEP_HEADERS,
     STYLE,
     build_report,
     compare_runs,
@@ -68,9 +69,12 @@ def screenshot(index: Path, png: Path) -> dict:
             element.screenshot(path=str(shot))
             image["data_pixels"] = data_pixels(shot)
         headings = page.eval_on_selector_all("h2", "els => els.map(e => e.textContent)")
+        tables = page.eval_on_selector_all(
+            "table", "els => els.map(t => [...t.querySelectorAll('th')].map(th => th.textContent))"
+        )
         page.screenshot(path=str(png), full_page=True)
         browser.close()
-    return {"images": images, "headings": headings}
+    return {"images": images, "headings": headings, "tables": tables}
 
 
 def page_problems(shown: dict) -> list[str]:
@@ -244,6 +248,7 @@ def test_report_renders_in_chromium(tmp_path):
     assert {"valid_rate_by_method.png", "accepted_by_method.png", "training_curves.png", "proposer_course.png"} <= names
     assert page_problems(shown) == [], shown["images"]
     assert "Accepted environments" in shown["headings"]
+    assert STEP_HEADERS in shown["tables"] and all(len(set(t)) == len(t) for t in shown["tables"]), shown["tables"]
     assert (tmp_path / "report.png").stat().st_size > 10_000
     # the same check fails on a broken image and on a plot with nothing in it
     (tmp_path / "report" / "accepted_by_method.png").write_bytes(b"not a png")
