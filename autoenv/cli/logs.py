@@ -55,6 +55,13 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(obj, default=str)
 
 
+def json_logging() -> bool:
+    """Whether the CLI writes its log as JSON lines (then its errors are JSON lines too)."""
+    return any(
+        getattr(h, _MARK, False) and isinstance(h.formatter, JsonFormatter) for h in logging.getLogger(LOGGER).handlers
+    )
+
+
 def setup_logging(fmt: LogFormat | str, console: Console) -> logging.Logger:
     """Route the ``autoenv`` loggers to stderr in ``fmt``; called again, it replaces its own handler."""
     fmt = LogFormat(fmt)

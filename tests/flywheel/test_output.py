@@ -162,3 +162,13 @@ def test_quickstart_output_reads_in_a_ci_log(tmp_path):
     assert_readable(run.stderr)
     (row,) = csv.DictReader(io.StringIO(run.stdout))
     assert row["step"] == "0" and row["groups"] == "2"
+
+
+def test_json_log_format_makes_errors_json_lines_too(tmp_path):
+    args = ["flywheel", "--db", str(tmp_path / "x.db"), "--static", str(tmp_path / "missing")]
+    run = subprocess.run([AUTOENV, *args, "--log-format", "json"], capture_output=True, text=True, timeout=120)
+    (line,) = run.stderr.splitlines()
+    assert run.returncode == 1 and json.loads(line)["event"] == "error" and json.loads(line)["exit_code"] == 1
+    assert "--static must be a folder of tasks" in json.loads(line)["message"]
+    text = subprocess.run([AUTOENV, *args], capture_output=True, text=True, timeout=120)
+    assert text.returncode == 1 and text.stderr.startswith("error: ") and "{" not in text.stderr
