@@ -104,12 +104,10 @@ def valid_rates(attempts: list[dict[str, Any]], key: str) -> list[dict[str, Any]
 
 
 def _bar_with_ci(ax, rows: list[dict[str, Any]], key: str, title: str) -> None:
-    names = [r[key] for r in rows]
+    names = [f"{r[key]}\n{r['valid']}/{r['n']}" for r in rows]  # the counts under the name: never over a bar
     rates = [r["rate"] for r in rows]
     err = [[r["rate"] - r["low"] for r in rows], [r["high"] - r["rate"] for r in rows]]
     ax.bar(names, rates, yerr=err, color=PALETTE[0], ecolor="#333333")
-    for i, r in enumerate(rows):
-        ax.text(i, min(0.95, r["high"] + 0.02), f"{r['valid']}/{r['n']}", ha="center", fontsize=8)
     rate_axis(ax)
     ax.set_ylabel("valid-environment rate (95% Wilson CI)")
     ax.set_title(title)
