@@ -28,8 +28,9 @@ for t in python3 awk sed jq git curl; do
   p=$(command -v "$t" 2>/dev/null) || { echo "@tool $t"; continue; }
   real=$(readlink -f "$p" 2>/dev/null || echo "$p")
   case "$t" in
-    awk) v=$("$p" --version 2>/dev/null | head -n 1); [ -n "$v" ] || v=$("$p" -W version 2>&1 | head -n 1) ;;
-    *) v=$("$p" --version 2>&1 | head -n 1) ;;
+    awk) v=$("$p" --version </dev/null 2>/dev/null | head -n 1)
+         [ -n "$v" ] || v=$("$p" -W version </dev/null 2>&1 | head -n 1) ;;
+    *) v=$("$p" --version </dev/null 2>&1 | head -n 1) ;;
   esac
   echo "@tool $t $real $v"
 done
