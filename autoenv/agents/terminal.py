@@ -39,6 +39,7 @@ from harbor.models.agent.rollout_detail import RolloutDetail
 from harbor.models.trajectories import Agent, FinalMetrics, Metrics, Observation, ObservationResult, ToolCall
 from pydantic import ConfigDict, Field
 
+from autoenv.agents.environment_note import probe as probe_environment
 from autoenv.agents.execute import execute
 from autoenv.agents.policies import make_policy
 from autoenv.agents.policies.actions import FinishAction
@@ -230,6 +231,7 @@ class _Episode:
         self.error: dict[str, Any] | None = None
         self.finish_message: str | None = None
         self.workdir: str | None = None
+        self.environment_note: str | None = None
         self.last_version: str | None = None
         self.policy_info: dict[str, Any] = {}
 
@@ -261,10 +263,15 @@ class _Episode:
     async def play(self) -> None:
         try:
             self.policy = self.agent._make_policy()
-            self.workdir = await self._workdir()
-            conversation = Conversation(instruction=self.instruction, workdir=self.workdir)
+            # one exec: the working directory and the environment note (OS, shell, tools), cached per image
+            self.workdir, self.environment_note = await probe_environment(self.environment)
+            conversation = Conversation(
+                instruction=self.instruction, workdir=self.workdir, environment=self.environment_note
+            )
             self.recorder.add(source="system", message=self.policy.system_prompt())
-            self.recorder.add(source="user", message=task_message(self.instruction, self.workdir))
+            self.recorder.add(
+                source="user", message=task_message(self.instruction, self.workdir, self.environment_note)
+            )
             while True:
                 self.stop_reason = self.limit_reached()
                 if self.stop_reason:
@@ -307,14 +314,6 @@ class _Episode:
             raise
         finally:
             await self._finish()
-
-    async def _workdir(self) -> str | None:
-        try:
-            res = await self.environment.exec("pwd", timeout_sec=30)
-        except Exception:  # noqa: BLE001 - a best-effort query: no working directory is an answer
-            return None
-        out = (res.stdout or "").strip().splitlines()
-        return out[-1] if res.return_code == 0 and out else None
 
     async def _play_turn(self, reply: PolicyReply) -> tuple[Turn, bool]:
         assert self.policy is not None

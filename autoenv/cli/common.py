@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from typing import Any, NoReturn
 
@@ -30,8 +31,14 @@ def default(model: type[BaseModel], name: str) -> Any:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    """Print one clear line to stderr and exit non-zero (never a traceback)."""
-    console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    """Print one clear line to stderr and exit non-zero (never a traceback); a JSON line under ``--log-format
+    json``."""
+    from autoenv.cli.logs import json_logging
+
+    if json_logging():
+        logging.getLogger("autoenv.cli").error(message, extra={"event": "error", "fields": {"exit_code": code}})
+    else:
+        console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -43,7 +50,13 @@ def fail_with(exc: BaseException, *, task: Any = None, env: str | None = None, j
     explained = explain(exc, task=task, env=env)
     if json_out:
         print_json({"error": explained.model_dump(mode="json")})
-    console.print(f"[red]error ({explained.kind}):[/red] {escape(str(explained))}", highlight=False, soft_wrap=True)
+    from autoenv.cli.logs import json_logging
+
+    if json_logging():
+        fields = {"exit_code": explained.exit_code, "kind": explained.kind}
+        logging.getLogger("autoenv.cli").error(str(explained), extra={"event": "error", "fields": fields})
+    else:
+        console.print(f"[red]error ({explained.kind}):[/red] {escape(str(explained))}", highlight=False, soft_wrap=True)
     raise typer.Exit(explained.exit_code)
 
 

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from autoenv.cli.common import console, default, fail, fail_with, option, progress_bar, require_machine
+from autoenv.cli.common import console, default, fail, fail_with, option, require_machine
+from autoenv.cli.logs import LogFormat, setup_logging
+from autoenv.cli.tables import Column, ResultTable, TableFormat
 from autoenv.errors import MachineError, SandboxFault, TaskError
 from autoenv.flywheel.config import FlywheelConfig, RunConfigMismatch
+from autoenv.flywheel.events import describe
 from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy, ReportTo, ServeKind, Switch
 
 C = FlywheelConfig
@@ -59,6 +65,16 @@ def flywheel(
         ),
     ] = 0,
     out: Annotated[Path, option(C, "out_dir", "--out")] = default(C, "out_dir"),
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(
+            help="How the run's events reach stderr: text a person reads (one event a line where stderr is not a "
+            "terminal) or json, one object a line with the event's fields."
+        ),
+    ] = LogFormat.TEXT,
+    table: Annotated[
+        TableFormat, typer.Option(help="The per-step summary: a text table (stderr), or csv or json on stdout.")
+    ] = TableFormat.TEXT,
 ) -> None:
     """Failures -> proposer -> accepted tasks -> grouped rollouts -> training, resumable from the store."""
     from autoenv.flywheel.loop import Flywheel  # the stages, imported when a run starts (not for --help)
@@ -66,6 +82,7 @@ def flywheel(
     from autoenv.store.db import Store
     from autoenv.trials.runner import quiet_harbor_logs
 
+    setup_logging(log_format, console)
     if static is not None and not static.is_dir():
         fail(f"{static}: --static must be a folder of tasks")
     if init_policy is not None and not trainer.startswith("trl") and serve == ServeKind.NONE:
@@ -110,26 +127,25 @@ def flywheel(
     except MachineError as exc:
         fail(str(exc))
     if config.proposer_policy == ProposerPolicy.OPENAI and "policy=scripted" in config.solver_spec.replace(" ", ""):
-        console.print(
-            "[yellow]warning:[/yellow] a model proposes but the scripted solver calibrates: it attempts only tasks of "
-            "the bundled families, so calibration of any other task is inconclusive (rewarded by validity alone)",
-            highlight=False,
+        logging.getLogger("autoenv.cli").warning(
+            "a model proposes but the scripted solver calibrates: it attempts only tasks of the bundled families, so "
+            "calibration of any other task is inconclusive (rewarded by validity alone)",
+            extra={"event": "warning"},
         )
     require_machine(env)
     quiet_harbor_logs()
     store = Store(db)
-    with progress_bar("[bold]{task.description}", "note") as progress:
-        bar = progress.add_task("flywheel", total=steps, note="")
+    with _progress(log_format) as progress:
+        bar = progress.add_task("flywheel", total=steps, note="") if progress is not None else None
 
         def on_event(event: str, data: dict) -> None:
-            if event == "step_done":
-                progress.update(bar, advance=1, note=f"step {data['step']}: useful {data['useful_group_rate']:.2f}")
-            elif event == "rollout":
-                progress.update(bar, note=f"{data['task']}: {data['reward']}")
-            elif event in ("propose", "collect", "train"):
-                progress.update(bar, note=f"{event} {data}")
-            elif event == "warning":
-                console.print(f"[yellow]{data['message']}[/yellow]")
+            # the events themselves are logged by the flywheel (autoenv.flywheel.events); the bar shows the latest
+            if progress is None or bar is None:
+                return
+            if event == "step_done":  # the full sentence is in the log line above the bar
+                progress.update(bar, advance=1, note=f"step {data['step']} done")
+            elif event != "warning":
+                progress.update(bar, note=describe(event, data))
 
         try:
             reports = asyncio.run(Flywheel(config, store, progress=on_event).run())
@@ -139,29 +155,64 @@ def flywheel(
             fail_with(exc)
         except (RuntimeError, RunConfigMismatch, FileNotFoundError) as exc:
             fail(str(exc), code=2 if isinstance(exc, RunConfigMismatch | FileNotFoundError) else 1)
-    table = Table(title=f"flywheel run {run!r} ({config.baseline}; {config.policies} policy)")
-    for column in ("step", "policy", "proposals", "accepted", "groups", "useful", "collect s", "train s", "benchmark"):
-        table.add_column(column)
-    for r in reports:
-        table.add_row(
-            str(r.step),
-            f"v{r.policy_version_in}->v{r.policy_version_out}",
-            str(r.proposals),
-            str(r.accepted),
-            str(r.groups),
-            f"{r.useful_group_rate:.2f}",
-            f"{r.collect_sec:.1f}",
-            f"{r.train_sec:.1f}",
-            "-" if r.benchmark_score is None else f"{r.benchmark_score:.2f}",
-        )
-    console.print(table)
-    console.print(f"store: {store.url}")
+    summary_table(reports, f"flywheel run {run} ({config.baseline}; {config.policies} policy)").show(table, console)
+    log = logging.getLogger("autoenv.cli")
+    log.info(f"store: {store.url}", extra={"event": "store", "fields": {"url": store.url}})
     accepted = sum(r.accepted for r in reports)
     if accepted < min_accepted:
         fail(
             f"the run accepted {accepted} proposed task(s), fewer than --min-accepted {min_accepted}: the proposals' "
             f"reasons are in the store ({store.url}); `autoenv doctor` checks the machine"
         )
+
+
+STEP_COLUMNS = (
+    Column("step"),
+    Column("policy", justify="left"),
+    Column("proposed"),
+    Column("accepted"),
+    Column("groups"),
+    Column("useful", text=lambda v: f"{v:.2f}"),
+    Column("collect s", text=lambda v: f"{v:.1f}"),
+    Column("train s", text=lambda v: f"{v:.1f}"),
+    Column("bench"),
+)
+
+
+def summary_table(reports: list, title: str) -> ResultTable:
+    """One row per step: proposals and accepted tasks, solver groups and the useful share, seconds, benchmark."""
+    rows = [
+        (
+            r.step,
+            f"v{r.policy_version_in}->v{r.policy_version_out}",
+            r.proposals,
+            r.accepted,
+            r.groups,
+            r.useful_group_rate,
+            r.collect_sec,
+            r.train_sec,
+            r.benchmark_score,
+        )
+        for r in reports
+    ]
+    return ResultTable(title, STEP_COLUMNS, rows)
+
+
+@contextmanager
+def _progress(log_format: LogFormat) -> Iterator[Progress | None]:
+    """A live bar only in a terminal with text logs; elsewhere the log lines are the progress."""
+    if log_format != LogFormat.TEXT or not console.is_terminal:
+        yield None
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(bar_width=20),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=console,
+    ) as progress:
+        yield progress
 
 
 def register(app: typer.Typer) -> None:

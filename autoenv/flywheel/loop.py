@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from autoenv.flywheel.config import RESUMABLE_OPTIONS, FlywheelConfig, RunConfigMismatch
+from autoenv.flywheel.events import emit
 from autoenv.proposer.models import AttemptRecord, SeedCase
 from autoenv.proposer.seeds import harvest_seed_cases
 from autoenv.proposer.stage import propose_step
@@ -135,13 +136,13 @@ class Flywheel:
             from autoenv.train.policy import install_initial_policy
 
             install_initial_policy(config.init_policy, self.out / "train")
-        self.progress = progress
+        self._on_event = progress
         self.tracker: Tracker = NoTracker()  # opened by run() (--report-to)
         self.server = None
         self.spec = SolverSpec.parse(self.solver_text(), env=config.env)
         self._executor = executor
         if config.policies == "mixed":
-            progress(
+            self.progress(
                 "warning",
                 {
                     "message": f"mixed policies: the proposer is {self.proposer_label()} "
@@ -149,6 +150,11 @@ class Flywheel:
                     "the mission's shared policy needs both to be the same model"
                 },
             )
+
+    def progress(self, event: str, data: dict[str, Any]) -> None:
+        """One event: logged (:mod:`autoenv.flywheel.events`) and passed to the caller's ``progress``."""
+        emit(event, data)
+        self._on_event(event, data)
 
     # -- who plays which role (the config decides; see FlywheelConfig) ---------------
 

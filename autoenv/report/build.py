@@ -19,6 +19,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, MaxNLocator  # noqa: E402
 
 from autoenv.store.db import Store  # noqa: E402
 from autoenv.validate.stats import mean_interval, wilson_interval  # noqa: E402
@@ -26,6 +27,65 @@ from autoenv.vocab import Method  # noqa: E402
 
 METHODS = tuple(Method)
 ACTION_KINDS = ("Read", "Build", "Write", "Test", "Finish")
+
+#: One palette for every figure (bars, lines, intervals, the course's action kinds).
+PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D", "#777777")
+#: One style for every figure: the palette, a light grid, no top/right frame, the same fonts and resolution.
+STYLE = {
+    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "axes.grid": True,
+    "grid.color": "#e5e5e5",
+    "grid.linewidth": 0.8,
+    "axes.axisbelow": True,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 11,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "lines.markersize": 5,
+    "errorbar.capsize": 3,
+    "savefig.dpi": 110,
+}
+#: The y range of every rate: [0, 1] and a margin so points at 0 or 1 are drawn whole.
+RATE_LIMITS = (-0.03, 1.03)
+#: The panels of the training figure: store field, title, whether it is a rate (on [0, 1]).
+TRAINING_PANELS = (
+    ("useful_group_rate", "useful-group rate", True),
+    ("collect_sec", "seconds to collect groups", False),
+    ("benchmark_score", "solver benchmark score", True),
+    ("proposer_valid_rate", "proposer valid-env rate", True),
+)
+
+
+def styled(make):
+    """Make the figure under :data:`STYLE` (so every figure looks the same, whatever the caller's rcParams)."""
+
+    def wrapper(*args, **kwargs):
+        with matplotlib.rc_context(STYLE):
+            return make(*args, **kwargs)
+
+    wrapper.__name__, wrapper.__doc__ = make.__name__, make.__doc__
+    return wrapper
+
+
+def integer_steps(ax, steps: list[int] | None = None) -> None:
+    """Ticks at whole training steps only (a step is a count, never 0.25)."""
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    if steps:
+        ax.set_xlim(min(steps) - 0.5, max(steps) + 0.5)
+
+
+def rate_axis(ax) -> None:
+    """A rate is drawn on [0, 1], so a flat 1.0 looks flat rather than like noise on a 0.96-1.04 axis."""
+    ax.set_ylim(*RATE_LIMITS)
+    ax.yaxis.set_major_locator(FixedLocator([0, 0.25, 0.5, 0.75, 1.0]))
+
+
+def no_data(ax, text: str = "no data") -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="#777777")
 
 
 def valid_rates(attempts: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
@@ -44,13 +104,11 @@ def valid_rates(attempts: list[dict[str, Any]], key: str) -> list[dict[str, Any]
 
 
 def _bar_with_ci(ax, rows: list[dict[str, Any]], key: str, title: str) -> None:
-    names = [r[key] for r in rows]
+    names = [f"{r[key]}\n{r['valid']}/{r['n']}" for r in rows]  # the counts under the name: never over a bar
     rates = [r["rate"] for r in rows]
     err = [[r["rate"] - r["low"] for r in rows], [r["high"] - r["rate"] for r in rows]]
-    ax.bar(names, rates, yerr=err, capsize=6, color="#4C78A8")
-    for i, r in enumerate(rows):
-        ax.text(i, min(1.02, r["high"] + 0.03), f"{r['valid']}/{r['n']}", ha="center", fontsize=8)
-    ax.set_ylim(0, 1.1)
+    ax.bar(names, rates, yerr=err, color=PALETTE[0], ecolor="#333333")
+    rate_axis(ax)
     ax.set_ylabel("valid-environment rate (95% Wilson CI)")
     ax.set_title(title)
 
@@ -58,11 +116,12 @@ def _bar_with_ci(ax, rows: list[dict[str, Any]], key: str, title: str) -> None:
 def _save(fig, out: Path, name: str) -> str:
     path = out / name
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=STYLE["savefig.dpi"])
     plt.close(fig)
     return name
 
 
+@styled
 def plot_valid_rates(attempts, out: Path) -> list[str]:
     files = []
     for key, title, name in (
@@ -74,7 +133,7 @@ def plot_valid_rates(attempts, out: Path) -> list[str]:
         if rows:
             _bar_with_ci(ax, rows, key, f"Valid environments {title}")
         else:
-            ax.text(0.5, 0.5, "no proposer attempts", ha="center")
+            no_data(ax, "no proposer attempts")
         files.append(_save(fig, out, name))
     return files
 
@@ -105,6 +164,7 @@ def accepted_stats(store: Store) -> list[dict[str, Any]]:
     return rows
 
 
+@styled
 def plot_accepted(rows, out: Path) -> str:
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
     for ax, field, label in zip(
@@ -117,9 +177,13 @@ def plot_accepted(rows, out: Path) -> str:
                 data.append(values)
                 labels.append(method)
         if data:
-            ax.boxplot(data, tick_labels=labels)
+            ax.boxplot(data, tick_labels=labels, patch_artist=True, boxprops={"facecolor": PALETTE[0], "alpha": 0.6})
+            for i, values in enumerate(data, start=1):  # each environment too: a box of one or two hides them
+                ax.scatter([i] * len(values), values, color=PALETTE[0], s=14, zorder=3)
         else:
-            ax.text(0.5, 0.5, "no data", ha="center", transform=ax.transAxes)
+            no_data(ax)
+        if field == "pass_rate":
+            rate_axis(ax)
         ax.set_title(label)
     fig.suptitle("Accepted environments by method")
     return _save(fig, out, "accepted_by_method.png")
@@ -164,52 +228,103 @@ def compare_runs(steps: list[dict[str, Any]], attempts: list[dict[str, Any]]) ->
     return rows
 
 
-def plot_training(steps: list[dict[str, Any]], out: Path) -> str:
-    return _save(training_figure(steps), out, "training_curves.png")
+def plot_training(steps: list[dict[str, Any]], out: Path, **repeats: Any) -> str:
+    return _save(training_figure(steps, **repeats), out, "training_curves.png")
 
 
-def training_figure(steps: list[dict[str, Any]]):
-    """Four panels over training steps, one line per run; repeats of a run over seeds (``seed_groups``) are
-    drawn as their mean with a shaded 95% interval."""
+def step_trials(
+    steps: list[dict[str, Any]], attempts: list[dict[str, Any]], configs: dict[str, dict[str, Any]] | None = None
+) -> dict[tuple[str, int, str], tuple[float, int]]:
+    """The repeats behind each rate of a step, ``(run, step, field) -> (successes, trials)``: its groups (useful
+    ones), its proposals (valid ones) and its benchmark rollouts (tasks x rollouts from the run's config, the
+    reward summed; a benchmark whose folder is gone is left out)."""
+    from autoenv.taskfmt.check import find_tasks
+
+    counts: dict[tuple[str, int, str], tuple[float, int]] = {}
+    for s in steps:
+        if s.get("n_groups") and s.get("n_useful_groups") is not None:
+            counts[(s["run"], s["step"], "useful_group_rate")] = (s["n_useful_groups"], s["n_groups"])
+    by_step: dict[tuple[str, int], list[bool]] = defaultdict(list)
+    for a in attempts:
+        by_step[(a["run"], a["step"])].append(bool(a["valid"]))
+    for (run, step), flags in by_step.items():
+        counts[(run, step, "proposer_valid_rate")] = (sum(flags), len(flags))
+    benchmark_n: dict[str, int] = {}
+    for run, config in (configs or {}).items():
+        folder = config.get("benchmark_dir")
+        if folder and Path(folder).is_dir():
+            tasks = len(find_tasks(Path(folder))[: config.get("benchmark_tasks") or None])
+            benchmark_n[run] = tasks * int(config.get("benchmark_rollouts") or 1)
+    for s in steps:
+        n = benchmark_n.get(s["run"])
+        if n and s.get("benchmark_score") is not None:
+            counts[(s["run"], s["step"], "benchmark_score")] = (s["benchmark_score"] * n, n)
+    return counts
+
+
+@styled
+def training_figure(steps: list[dict[str, Any]], trials: dict[tuple[str, int, str], tuple[float, int]] | None = None):
+    """Four panels over training steps (whole steps on x, rates on [0, 1]), one line per run, each point with its
+    95% interval where the data has repeats: over seeds (runs ``NAME-sK``, :func:`seed_groups`) the mean and its
+    t-interval; for one run, a rate's Wilson interval over its repeats (``trials``, :func:`step_trials`)."""
+    trials = trials or {}
     fig, axes = plt.subplots(2, 2, figsize=(10, 6))
-    panels = (
-        ("useful_group_rate", "useful-group rate"),
-        ("collect_sec", "seconds to collect groups"),
-        ("benchmark_score", "solver benchmark score"),
-        ("proposer_valid_rate", "proposer valid-env rate"),
-    )
     by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in steps:
         by_run[s["run"]].append(s)
     repeats = seed_groups(list(by_run))
-    for ax, (field, title) in zip(axes.flat, panels):
-        for name, runs in sorted(repeats.items()):
+    for ax, (field, title, is_rate) in zip(axes.flat, TRAINING_PANELS):
+        shown: list[int] = []
+        for i, (name, runs) in enumerate(sorted(repeats.items())):
+            colour = PALETTE[i % len(PALETTE)]
             if len(runs) == 1:
-                rows = by_run[runs[0]]
-                xs = [r["step"] for r in rows if r[field] is not None]
-                ys = [r[field] for r in rows if r[field] is not None]
-                if xs:
-                    ax.plot(xs, ys, marker="o", label=runs[0])
-                continue
-            # repeats of one experiment over seeds: the mean, and a band for its 95% t-interval
-            per_step: dict[int, list[float]] = defaultdict(list)
-            for run in runs:
-                for r in by_run[run]:
-                    if r[field] is not None:
-                        per_step[r["step"]].append(r[field])
-            xs = sorted(per_step)
-            if not xs:
-                continue
-            bands = [mean_interval(per_step[x]) for x in xs]
-            line = ax.plot(xs, [b[0] for b in bands], marker="o", label=f"{name} ({len(runs)} seeds)")[0]
-            ax.fill_between(xs, [b[1] for b in bands], [b[2] for b in bands], color=line.get_color(), alpha=0.2)
+                rows = [r for r in by_run[runs[0]] if r[field] is not None]
+                xs, ys = [r["step"] for r in rows], [r[field] for r in rows]
+                if not xs:
+                    continue
+                bounds = []
+                for r in rows:
+                    k, n = trials.get((r["run"], r["step"], field), (None, 0))
+                    if is_rate and n:
+                        low, high = wilson_interval(min(n, max(0, round(k))), n)
+                        bounds.append((min(low, r[field]), max(high, r[field])))
+                    else:
+                        bounds.append((r[field], r[field]))
+                label = runs[0] + (" (95% Wilson)" if any(lo != hi for lo, hi in bounds) else "")
+            else:
+                # repeats of one experiment over seeds: the mean, and its 95% t-interval
+                per_step: dict[int, list[float]] = defaultdict(list)
+                for run in runs:
+                    for r in by_run[run]:
+                        if r[field] is not None:
+                            per_step[r["step"]].append(r[field])
+                xs = sorted(per_step)
+                if not xs:
+                    continue
+                bands = [mean_interval(per_step[x]) for x in xs]
+                ys, bounds = [b[0] for b in bands], [(b[1], b[2]) for b in bands]
+                label = f"{name} ({len(runs)} seeds, 95% t)"
+            err = [[y - lo for y, (lo, _) in zip(ys, bounds)], [hi - y for y, (_, hi) in zip(ys, bounds)]]
+            if any(e > 0 for side in err for e in side):
+                ax.errorbar(xs, ys, yerr=err, marker="o", color=colour, ecolor=colour, label=label)
+            else:  # no repeats here: the values alone
+                ax.plot(xs, ys, marker="o", color=colour, label=label)
+            shown += xs
         ax.set_title(title)
         ax.set_xlabel("training step")
+        integer_steps(ax, shown)
+        if is_rate:
+            rate_axis(ax)
+        else:
+            ax.set_ylim(bottom=0)
+        if not shown:
+            no_data(ax, "no training steps" if not steps else "not measured")
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
+            ax.legend()
     return fig
 
 
+@styled
 def plot_course(attempts: list[dict[str, Any]], out: Path) -> str | None:
     """A proposer's Read/Build/Write/Test actions over time for the longest design."""
     designs = [a for a in attempts if a.get("actions")]
@@ -217,16 +332,25 @@ def plot_course(attempts: list[dict[str, Any]], out: Path) -> str | None:
         return None
     design = max(designs, key=lambda a: len(a["actions"]))
     fig, ax = plt.subplots(figsize=(9, 2.8))
-    colours = {"Read": "#4C78A8", "Build": "#F58518", "Write": "#54A24B", "Test": "#E45756", "Finish": "#777777"}
+    colours = dict(zip(ACTION_KINDS, (PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3], PALETTE[8])))
     for action in design["actions"]:
         kind = action["kind"]
         ax.scatter(action["t"], ACTION_KINDS.index(kind), color=colours.get(kind, "grey"), s=30)
     ax.set_yticks(range(len(ACTION_KINDS)), ACTION_KINDS)
+    ax.set_ylim(-0.5, len(ACTION_KINDS) - 0.5)
     ax.set_xlabel("seconds into the design")
     ax.set_title(
         f"Proposer course: {design['seed_case']} ({design['method']}, {'valid' if design['valid'] else 'rejected'})"
     )
     return _save(fig, out, "proposer_course.png")
+
+
+#: The training-steps table: short headers, units in them; ``useful``, ``bench`` and ``valid`` are rates.
+STEP_HEADERS = ["run", "step", "policy", "groups", "useful", "collect s", "bench", "valid", "loss"]
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
@@ -279,7 +403,7 @@ def build_report(db: str | Path, out: Path | str) -> Path:
         accepted = accepted_stats(store)
         images = plot_valid_rates(attempts, out)
         images.append(plot_accepted(accepted, out))
-        images.append(plot_training(steps, out))
+        images.append(plot_training(steps, out, trials=step_trials(steps, attempts, store.run_configs())))
         course = plot_course(attempts, out)
         if course:
             images.append(course)
@@ -311,23 +435,19 @@ def build_report(db: str | Path, out: Path | str) -> Path:
             )
         step_rows = [
             {
-                k: (f"{v:.3f}" if isinstance(v, float) else v)
-                for k, v in s.items()
-                if k
-                in (
-                    "run",
-                    "step",
-                    "policy_version_in",
-                    "policy_version_out",
-                    "n_groups",
-                    "useful_group_rate",
-                    "collect_sec",
-                    "benchmark_score",
-                    "proposer_valid_rate",
-                    "loss",
-                )
+                "run": html.escape(str(st["run"])),
+                "step": st["step"],
+                "policy": f"v{st['policy_version_in']}->v{st['policy_version_out']}"
+                if st["policy_version_out"] is not None
+                else f"v{st['policy_version_in']}",
+                "groups": "-" if st["n_groups"] is None else st["n_groups"],
+                "useful": _rate(st["useful_group_rate"]),
+                "collect s": "-" if st["collect_sec"] is None else f"{st['collect_sec']:.1f}",
+                "bench": _rate(st["benchmark_score"]),
+                "valid": _rate(st["proposer_valid_rate"]),
+                "loss": "-" if st["loss"] is None else f"{st['loss']:.3f}",
             }
-            for s in steps
+            for st in steps
         ]
         run_rows = []
         for name, config in store.run_configs().items():
@@ -369,7 +489,7 @@ attempts: {len(attempts)} &middot; accepted environments: {len(accepted)} &middo
 <h2>Runs compared</h2>{_table(compare_runs(steps, attempts), ["run", "seeds", "steps", "final benchmark", "useful-group rate", "valid proposals"])}
 <h2>Plots</h2>{figures}
 <h2>Valid-environment rate by method</h2>{_table(method_rows, ["method", "n", "valid", "rate", "interval"])}
-<h2>Training steps</h2>{_table(step_rows, ["run", "step", "policy_version_in", "policy_version_out", "n_groups", "useful_group_rate", "collect_sec", "benchmark_score", "proposer_valid_rate", "loss"])}
+<h2>Training steps</h2>{_table(step_rows, STEP_HEADERS)}
 <h2>Audit: every validated task</h2>{audit_html}
 <h2>Accepted environments</h2>{_table(env_rows, ["task", "method", "origin", "files", "pass rate", "turns", "validation"])}
 </body></html>"""  # noqa: E501

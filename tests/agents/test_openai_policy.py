@@ -54,7 +54,7 @@ def test_tool_call_reply_carries_token_ids_logprobs_and_policy_version(replay):
     assert body["logprobs"] is True and body["return_token_ids"] is True  # Harbor's rollout-detail request
     assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.7, 256, 6)
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
-    assert "The working directory is /app." in body["messages"][1]["content"]
+    assert body["messages"][1]["content"].endswith("## Environment\n\n- Working directory: /app")
     recorded = server.exchanges[0]["response"]["body"]
     assert reply.completion_token_ids == recorded["choices"][0]["token_ids"]
     assert reply.prompt_token_ids == recorded["prompt_token_ids"]

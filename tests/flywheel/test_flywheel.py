@@ -63,7 +63,7 @@ def test_two_step_offline_flywheel_then_report(tmp_path):
         timeout=300,
     )
     assert report.returncode == 0, report.stderr
-    from tests.report.test_report import screenshot
+    from tests.report.test_report import page_problems, screenshot
 
     page = (tmp_path / "report" / "index.html").read_text()
     assert "<h2>Runs</h2>" in page and "<td>shared</td>" in page, "the report says one policy proposed and solved"
@@ -83,6 +83,7 @@ def test_two_step_offline_flywheel_then_report(tmp_path):
         assert sample.messages[-1]["role"] == "assistant" and sample.messages[-1]["tool_calls"]
     shown = screenshot(tmp_path / "report" / "index.html", tmp_path / "report.png")
     assert {"valid_rate_by_method.png", "training_curves.png"} <= {i["src"] for i in shown["images"]}
+    assert page_problems(shown) == [], shown["images"]  # every plot shown, and with data in it
 
 
 def _count(db: Path, table: str) -> int:

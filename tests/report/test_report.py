@@ -5,16 +5,44 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import matplotlib
+import matplotlib.pyplot as plt
 import pytest
 
-from autoenv.report.build import build_report, compare_runs, seed_groups, training_figure, valid_rates
+from autoenv.report.build import (
+    STEP_HEADERS,
+    STYLE,
+    build_report,
+    compare_runs,
+    seed_groups,
+    step_trials,
+    training_figure,
+    valid_rates,
+)
 from autoenv.store.db import Store
+from tests.conftest import EXAMPLE_TASKS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+#: A pixel drawn in colour (the report's palette), not the black, white and grey of frames, ticks and text.
+SATURATION = 0.2
+#: Fewer coloured pixels than this in a plot and it shows no data (an empty plot, or "no data" alone).
+MIN_DATA_PIXELS = 200
+
+
+def data_pixels(png: Path) -> int:
+    """Pixels of ``png`` drawn in colour: the data of a plot (bars, lines, markers, intervals)."""
+    import numpy as np
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(png).convert("RGB"), dtype=float) / 255
+    return int(((rgb.max(axis=2) - rgb.min(axis=2)) > SATURATION).sum())
+
+
 def screenshot(index: Path, png: Path) -> dict:
-    """Open the page in Debian's Chromium through Playwright; return what the page shows."""
+    """Open the page in Debian's Chromium through Playwright; return what the page shows: each image's natural
+    size and, from the browser's own rendering of it (an element screenshot), its coloured pixels."""
     playwright = pytest.importorskip("playwright.sync_api")
     if CHROMIUM is None:
         pytest.skip("Debian chromium not installed (scripts/system-deps.sh installs it)")
@@ -36,10 +64,29 @@ def screenshot(index: Path, png: Path) -> dict:
         images = page.eval_on_selector_all(
             "img", "els => els.map(e => ({src: e.getAttribute('src'), w: e.naturalWidth, h: e.naturalHeight}))"
         )
+        for i, (image, element) in enumerate(zip(images, page.query_selector_all("img"), strict=True)):
+            shot = png.with_name(f"{png.stem}-img{i}.png")
+            element.screenshot(path=str(shot))
+            image["data_pixels"] = data_pixels(shot)
         headings = page.eval_on_selector_all("h2", "els => els.map(e => e.textContent)")
+        tables = page.eval_on_selector_all(
+            "table", "els => els.map(t => [...t.querySelectorAll('th')].map(th => th.textContent))"
+        )
         page.screenshot(path=str(png), full_page=True)
         browser.close()
-    return {"images": images, "headings": headings}
+    return {"images": images, "headings": headings, "tables": tables}
+
+
+def page_problems(shown: dict) -> list[str]:
+    """What a reader would see wrong with the page's plots: an image the browser could not show, a plot with no
+    data in it."""
+    problems = []
+    for image in shown["images"]:
+        if image["w"] < 100 or image["h"] < 100:
+            problems.append(f"broken image: {image['src']} ({image['w']}x{image['h']})")
+        elif image["data_pixels"] < MIN_DATA_PIXELS:
+            problems.append(f"empty plot: {image['src']} ({image['data_pixels']} coloured pixels)")
+    return problems
 
 
 def fill_store(db: Path) -> None:
@@ -124,12 +171,52 @@ def test_runs_repeated_over_seeds_are_drawn_as_a_band():
     fig = training_figure(steps)
     bench = next(ax for ax in fig.axes if ax.get_title() == "solver benchmark score")
     labels = bench.get_legend_handles_labels()[1]
-    assert labels == ["autoenv (3 seeds)", "static"]
-    mean_line = bench.lines[0]
-    assert list(mean_line.get_ydata()) == pytest.approx([0.3, 0.4, 0.5])
-    (band,) = bench.collections  # the 95% interval of the three seeds, around the mean
-    ys = band.get_paths()[0].vertices[:, 1]
-    assert min(ys) < 0.3 - 0.1 and max(ys) > 0.5 + 0.1
+    assert sorted(labels) == ["autoenv (3 seeds, 95% t)", "static"]
+    (seeds,) = bench.containers  # the seeds' mean with its 95% interval; the lone static run has no repeats
+    assert list(seeds.lines[0].get_ydata()) == pytest.approx([0.3, 0.4, 0.5])
+    (bars,) = seeds.lines[2]
+    lows = [seg[:, 1].min() for seg in bars.get_segments()]
+    highs = [seg[:, 1].max() for seg in bars.get_segments()]
+    assert all(lo < m - 0.1 and hi > m + 0.1 for lo, hi, m in zip(lows, highs, (0.3, 0.4, 0.5)))
+
+
+def _interval_at(ax, step: int) -> tuple[float, float]:
+    """The (low, high) of the error bar drawn at ``step`` on ``ax``."""
+    for container in ax.containers:
+        for segments in container.lines[2]:
+            for seg in segments.get_segments():
+                if seg[0, 0] == step:
+                    return seg[:, 1].min(), seg[:, 1].max()
+    raise AssertionError(f"no interval at step {step}")
+
+
+def test_training_plots_have_whole_steps_rates_on_0_1_and_wilson_intervals():
+    from autoenv.validate.stats import wilson_interval
+
+    steps = [
+        {"run": "main", "step": i, "useful_group_rate": 1.0, "n_groups": 4, "n_useful_groups": 4,
+         "collect_sec": 3.0 + i, "benchmark_score": (0.5, 0.25, 0.75)[i], "proposer_valid_rate": 1.0}
+        for i in range(3)
+    ]  # fmt: skip
+    attempts = [{"run": "main", "step": i, "valid": True} for i in range(3) for _ in range(2)]
+    configs = {"main": {"benchmark_dir": str(EXAMPLE_TASKS), "benchmark_tasks": 4, "benchmark_rollouts": 2}}
+    trials = step_trials(steps, attempts, configs)
+    assert trials[("main", 0, "benchmark_score")] == (4.0, 8) and trials[("main", 2, "useful_group_rate")] == (4, 4)
+    assert trials[("main", 1, "proposer_valid_rate")] == (2, 2)
+    fig = training_figure(steps, trials)
+    panels = {ax.get_title(): ax for ax in fig.axes}
+    for title, ax in panels.items():
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks == [0, 1, 2], (title, ticks)  # whole steps, never 0.25
+        if title != "seconds to collect groups":
+            low, high = ax.get_ylim()
+            assert -0.05 <= low <= 0 and 1 <= high <= 1.05, (title, ax.get_ylim())  # a flat 1.0 is drawn flat
+    # the step-0 benchmark point (4/8) and its dip (2/8) have the Wilson interval of their 8 rollouts
+    bench = panels["solver benchmark score"]
+    assert _interval_at(bench, 0) == pytest.approx(wilson_interval(4, 8))
+    assert _interval_at(bench, 1) == pytest.approx(wilson_interval(2, 8))
+    assert _interval_at(panels["useful-group rate"], 2) == pytest.approx(wilson_interval(4, 4))
+    assert not panels["seconds to collect groups"].containers, "one run's seconds have no repeats: no interval"
 
 
 def test_runs_are_compared_side_by_side_over_their_seeds():
@@ -159,6 +246,20 @@ def test_report_renders_in_chromium(tmp_path):
     shown = screenshot(index, tmp_path / "report.png")
     names = {img["src"] for img in shown["images"]}
     assert {"valid_rate_by_method.png", "accepted_by_method.png", "training_curves.png", "proposer_course.png"} <= names
-    assert all(img["w"] > 100 and img["h"] > 100 for img in shown["images"]), shown["images"]
+    assert page_problems(shown) == [], shown["images"]
     assert "Accepted environments" in shown["headings"]
+    assert STEP_HEADERS in shown["tables"] and all(len(set(t)) == len(t) for t in shown["tables"]), shown["tables"]
     assert (tmp_path / "report.png").stat().st_size > 10_000
+    # the same check fails on a broken image and on a plot with nothing in it
+    (tmp_path / "report" / "accepted_by_method.png").write_bytes(b"not a png")
+    with matplotlib.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.set_title("solver benchmark score")
+        ax.set_xlabel("training step")
+        fig.savefig(tmp_path / "report" / "training_curves.png")
+        plt.close(fig)
+    problems = page_problems(screenshot(index, tmp_path / "broken.png"))
+    assert [p.split(":")[0] + ":" + p.split(":")[1].split()[0] for p in problems] == [
+        "broken image:accepted_by_method.png",
+        "empty plot:training_curves.png",
+    ], problems

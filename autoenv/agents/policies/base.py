@@ -126,6 +126,8 @@ class Turn(BaseModel):
 class Conversation(BaseModel):
     instruction: str
     workdir: str | None = None
+    #: The sandbox's environment note (OS, shell, tools; :mod:`autoenv.agents.environment_note`), if probed.
+    environment: str | None = None
     turns: list[Turn] = Field(default_factory=list)
 
 

@@ -448,7 +448,10 @@ def chat_messages(conversation: Conversation, *, system: str, tools: bool) -> li
     """A conversation as the OpenAI chat messages a policy sends (and a proposer episode records)."""
     msgs: list[dict[str, Any]] = [
         {"role": "system", "content": system},
-        {"role": "user", "content": task_message(conversation.instruction, conversation.workdir)},
+        {
+            "role": "user",
+            "content": task_message(conversation.instruction, conversation.workdir, conversation.environment),
+        },
     ]
     for turn in conversation.turns:
         msgs.extend(turn_messages(turn, tools=tools))

@@ -3,6 +3,8 @@ RL rollouts from a served model start from the same context."""
 
 from __future__ import annotations
 
+import re
+
 from autoenv.agents.policies.actions import TEXT_FORMAT_HELP
 
 _PREAMBLE = """\
@@ -23,9 +25,38 @@ def system_prompt(*, tools: bool) -> str:
     return f"{_PREAMBLE}\n\n{_TOOLS if tools else TEXT_FORMAT_HELP}\n"
 
 
-def task_message(instruction: str, workdir: str | None) -> str:
-    where = f"\n\nThe working directory is {workdir}." if workdir else ""
-    return f"# Task\n\n{instruction.strip()}{where}"
+def _demote(markdown: str) -> str:
+    """Where the text has top headings (``# A``), every heading one level down (``## A``), fenced code left as
+    it is; text without a top heading is returned as it is."""
+    out, fence, top = [], None, False
+    for line in markdown.splitlines():
+        marker = re.match(r"\s*(```|~~~)", line)
+        if marker:
+            fence = None if fence == marker.group(1) else fence or marker.group(1)
+        elif fence is None and re.match(r"#{1,5} ", line):
+            top = top or line.startswith("# ")
+            line = "#" + line
+        out.append(line)
+    return "\n".join(out) if top else markdown
+
+
+def task_message(instruction: str, workdir: str | None, environment: str | None = None) -> str:
+    """The first user message: one top heading (the instruction's own title, else ``# Task``), the instruction
+    with its other headings a level down, then ``## Environment``: the sandbox's note (OS, shell, tools; see
+    :mod:`autoenv.agents.environment_note`) and the working directory."""
+    text = instruction.strip()
+    title = re.match(r"# (.+)\n?", text)
+    if title:
+        heading, body = title.group(0).strip(), text[title.end() :].lstrip("\n")
+    else:
+        heading, body = "# Task", text
+    parts = [heading, _demote(body)] if body else [heading]
+    facts = [line for line in (environment or "").splitlines() if line.strip()]
+    if workdir:
+        facts.append(f"- Working directory: {workdir}")
+    if facts:
+        parts.append("## Environment\n\n" + "\n".join(facts))
+    return "\n\n".join(parts)
 
 
 def invalid_reply_feedback(reason: str, *, tools: bool) -> str:
