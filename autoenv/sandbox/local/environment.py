@@ -291,8 +291,10 @@ def _extract_tree(archive: Path, target: Path) -> None:
 
 def _extract_one(archive: Path, target: Path) -> None:
     with tarfile.open(archive, mode="r|") as tar:
-        member = next((m for m in tar if m.isfile()), None)
-        if member is None:
+        # the archive of one file holds that file first: a folder (or anything else) there is not a file, and
+        # no file inside it may stand in for it (a verifier would get a file where the agent left a folder)
+        member = next(iter(tar), None)
+        if member is None or not member.isfile():
             raise FileNotFoundError(f"not a regular file in the sandbox: {target.name}")
         source = tar.extractfile(member)
         assert source is not None
