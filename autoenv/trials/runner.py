@@ -22,8 +22,8 @@ from harbor.trial.trial import Trial
 from pydantic import BaseModel
 
 from autoenv.errors import Fault, MachineError, explain
+from autoenv.sandbox.backend import IMAGE_RECORD
 from autoenv.sandbox.backends import environment_config
-from autoenv.sandbox.local.environment import IMAGE_RECORD
 from autoenv.sandbox.transfer import read_limit
 from autoenv.trials import DEFAULT_TRIALS_DIR
 from autoenv.trials.attribution import ERROR_KINDS, error_kind, stop_on_machine_fault
@@ -104,7 +104,7 @@ def _outcome(result: TrialResult, agent: str, env: str, started: float) -> Trial
 
 
 def _stand_ins(trial_dir: Path) -> list[str]:
-    """What the local backend recorded about substituted base images (see IMAGE_RECORD)."""
+    """What the backend recorded about substituted base images (see IMAGE_RECORD)."""
     record = trial_dir / IMAGE_RECORD
     try:
         return [s["note"] for s in json.loads(record.read_text()).get("substitutions", [])]

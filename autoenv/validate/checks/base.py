@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Literal
 from harbor.models.task.task import Task
 from pydantic import BaseModel, Field
 
+from autoenv.sandbox.backend import Backend
+from autoenv.sandbox.backends import get_backend
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials.runner import TrialOutcome
 
@@ -210,8 +212,8 @@ class Context:
     run: Callable[[list[tuple[str, dict[str, Any]]]], Awaitable[list[TrialOutcome]]]
     force: bool = False
     outcomes: Outcomes = field(default_factory=Outcomes)
-    #: the built image (local backend; set by the build check), the task's secrets and what the instruction gives
-    #: away (see :mod:`autoenv.validate.leakage`)
+    #: the built image (a backend that builds images; set by the build check), the task's secrets and what the
+    #: instruction gives away (see :mod:`autoenv.validate.leakage`)
     image: Any = None
     secrets: Any = None
     instruction_findings: list[Any] = field(default_factory=list)
@@ -222,8 +224,13 @@ class Context:
         return self.settings.threshold
 
     @property
-    def local(self) -> bool:
-        return self.settings.env == "local"
+    def backend(self) -> Backend:
+        return get_backend(self.settings.env)
+
+    @property
+    def builds_images(self) -> bool:
+        """The backend builds the image before any trial (see :class:`autoenv.sandbox.backend.Backend`)."""
+        return self.backend.builds_images
 
 
 class Check:
