@@ -214,7 +214,7 @@ def agent_code_in_judge(path: Path) -> list[Problem]:
     programs as the grader (Python tests) or as root (``tests/*.sh``), with file and line."""
     env_dir, tests_dir = path / "environment", path / "tests"
     agent_modules = {p.stem for p in env_dir.rglob("*.py")} | {p.parent.name for p in env_dir.rglob("__init__.py")}
-    problems = []
+    found: list[tuple[Path, int, str, str, str]] = []  # file, line, rule, message, advice
     for test in sorted(tests_dir.rglob("*.py")) if tests_dir.is_dir() else []:
         if test.name == "agentcall.py":
             continue
@@ -223,37 +223,16 @@ def agent_code_in_judge(path: Path) -> list[Problem]:
         except (SyntaxError, ValueError):
             continue  # pytest reports a file it cannot read; this check has nothing to add
         for line, what in _in_process_uses(tree, agent_modules)[:1]:
-            problems.append(
-                Problem(
-                    path=str(test),
-                    line=line,
-                    rule="autoenv-agent-code-in-judge",
-                    message=f"the tests run the agent's code inside pytest ({what})",
-                    advice=IN_JUDGE_ADVICE,
-                    level=Level.WARNING,
-                )
-            )
+            message = f"the tests run the agent's code inside pytest ({what})"
+            found.append((test, line, "autoenv-agent-code-in-judge", message, IN_JUDGE_ADVICE))
         for line, what in _programs_started(tree, agent_modules)[:5]:
-            problems.append(
-                Problem(
-                    path=str(test),
-                    line=line,
-                    rule="autoenv-agent-program-in-judge",
-                    message=f"the tests run the agent's code outside the broker ({what})",
-                    advice=PROGRAM_ADVICE,
-                    level=Level.WARNING,
-                )
-            )
+            message = f"the tests run the agent's code outside the broker ({what})"
+            found.append((test, line, "autoenv-agent-program-in-judge", message, PROGRAM_ADVICE))
     for script in sorted(tests_dir.rglob("*.sh")) if tests_dir.is_dir() else []:
         for line, program in _shell_programs_started(script.read_text(errors="replace"))[:5]:
-            problems.append(
-                Problem(
-                    path=str(script),
-                    line=line,
-                    rule="autoenv-agent-program-in-judge",
-                    message=f"the verifier runs {program} as root, the user that writes the verdict",
-                    advice=SHELL_PROGRAM_ADVICE,
-                    level=Level.WARNING,
-                )
-            )
-    return problems
+            message = f"the verifier runs {program} as root, the user that writes the verdict"
+            found.append((script, line, "autoenv-agent-program-in-judge", message, SHELL_PROGRAM_ADVICE))
+    return [
+        Problem(path=str(file), line=line, rule=rule, message=message, advice=advice, level=Level.WARNING)
+        for file, line, rule, message, advice in found
+    ]

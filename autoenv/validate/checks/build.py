@@ -12,7 +12,8 @@ from harbor.models.task.task import Task
 from autoenv.errors import BuildError
 from autoenv.sandbox.backend import Backend, BuiltImage
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, Trial, phase_seconds, tail
+from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.evidence import phase_seconds, tail
 
 
 async def check_build_local(
