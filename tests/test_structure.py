@@ -249,3 +249,13 @@ def test_every_autoenv_error_says_whose_fault_it_is():
         assert getattr(exc, "fault", Fault.BUG) is fault and explain(exc).kind is fault, exc
         assert explain(exc).exit_code == EXIT_CODES[fault]
     assert not isinstance(KeyError("x"), AutoenvError)
+
+
+def test_every_error_kind_a_trial_records_says_whose_fault_it_is():
+    """One vocabulary of trial errors: every kind an exception maps to is an ``ErrorKind``, and every kind has a
+    party (a kind without one would be left out as a harness bug, never counted as a verdict)."""
+    from autoenv.trials.attribution import ERROR_KINDS, PARTY_OF_KIND, ErrorKind
+
+    assert all(isinstance(kind, ErrorKind) for kind in ERROR_KINDS.values())
+    assert [kind for kind in ErrorKind if kind not in PARTY_OF_KIND] == []
+    assert all(kind is None or isinstance(kind, ErrorKind) for kind in PARTY_OF_KIND)
