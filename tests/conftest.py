@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autoenv.sandbox.local.container import runtime_problem
+from autoenv.sandbox.local.host import runtime_problem
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # N pytest workers on N cores: the trainers' OpenMP threads (torch in .venv-train) would outnumber the free cores

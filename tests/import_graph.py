@@ -1,13 +1,15 @@
 """The import graph of a package read from its source (every import: top-level, in functions, under TYPE_CHECKING).
 
-Used by tests/test_structure.py to keep autoenv's layers free of loops: a module that imports, directly or through
-others, a module that imports it back. Lazy imports count: a loop hidden in a function is a loop all the same
-(which side owns the idea is as unclear), and it is how most loops start.
+Used by tests/test_structure.py to keep autoenv's layers in order: no module imports one on a higher floor of
+ARCHITECTURE.md's "Layers" (read from the page itself, so the page and the check cannot disagree), and no module
+imports, directly or through others, a module that imports it back. Lazy imports count: a loop hidden in a function
+is a loop all the same (which side owns the idea is as unclear), and it is how most loops start.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 
@@ -116,3 +118,40 @@ def loops(graph: dict[str, set[str]]) -> list[list[str]]:
             frontier = nxt
         cycles.append(cycle or sorted(group))
     return cycles
+
+
+def layers(architecture: str) -> list[list[str]]:
+    """The floors of the "Layers" section's drawing, top first: each line names its modules before its description
+    (two spaces or more), joined by `` · `` (``grading · taskfmt``), as dotted names under the package."""
+    section = architecture.split("## Layers", 1)[1]
+    drawing = section.split("```", 2)[1]
+    floors = []
+    for line in drawing.splitlines():
+        names = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
+        if names:
+            floors.append([n.strip() for n in names.split(" · ")])
+    return floors
+
+
+def floor_of(module: str, floors: list[list[str]]) -> int | None:
+    """The index (0 = top) of the floor whose name is the longest prefix of ``module`` (``pkg.a.b`` is on ``a``'s
+    floor unless ``a.b`` has one of its own); None for a module on no floor."""
+    name = module.partition(".")[2]
+    best, length = None, -1
+    for index, floor in enumerate(floors):
+        for prefix in floor:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = index, len(prefix)
+    return best
+
+
+def upward(graph: dict[str, set[str]], floors: list[list[str]]) -> list[tuple[str, str]]:
+    """Every import that runs up: ``(module, what it imports)`` where the import's floor is above the module's."""
+    found = []
+    for module, deps in sorted(graph.items()):
+        mine = floor_of(module, floors)
+        for dep in sorted(deps):
+            theirs = floor_of(dep, floors)
+            if mine is not None and theirs is not None and theirs < mine:
+                found.append((module, dep))
+    return found

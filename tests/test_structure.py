@@ -7,6 +7,7 @@ an exception type without a fault would each fail here.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,78 @@ def test_the_loop_check_names_a_loop_through_a_lazy_import(tmp_path):
     assert import_graph.loops(graph) == [["pkg.train.backends", "pkg.train.table", "pkg.train.backends"]]
 
 
+ARCHITECTURE = PACKAGE_DIR.parent / "ARCHITECTURE.md"
+
+
+def test_no_import_runs_up_a_floor_of_the_layers():
+    """Every module sits on a floor of ARCHITECTURE.md's "Layers" drawing and imports only its own floor or lower."""
+    floors = import_graph.layers(ARCHITECTURE.read_text())
+    graph = import_graph.imports(PACKAGE_DIR)
+    homeless = [m for m in graph if m != "autoenv" and import_graph.floor_of(m, floors) is None]
+    assert homeless == [], f"modules on no floor of ARCHITECTURE.md's Layers: {homeless}"
+    found = import_graph.upward(graph, floors)
+    assert found == [], "imports that run up a floor of ARCHITECTURE.md's Layers:\n" + "\n".join(
+        f"{a} -> {b}" for a, b in found
+    )
+
+
+def test_the_layer_check_names_an_import_that_runs_up(tmp_path):
+    """The check itself: a lower floor importing a higher one (lazily) is named; a sub-floor counts as its own."""
+    pkg = tmp_path / "pkg"
+    (pkg / "train").mkdir(parents=True)
+    for path in ("__init__.py", "train/__init__.py", "rollout.py", "shared.py"):
+        (pkg / path).write_text("")
+    (pkg / "train" / "build.py").write_text("def build():\n    from pkg.rollout import collect\n")
+    (pkg / "train" / "models.py").write_text("from pkg.shared import Group\n")
+    (pkg / "rollout.py").write_text("from pkg.train.models import Sample\n")
+    drawing = "## Layers\n\n```\n rollout            groups\n train · x          batches\n shared  types\n```\n"
+    floors = import_graph.layers(drawing)
+    assert floors == [["rollout"], ["train", "x"], ["shared"]]
+    assert import_graph.upward(import_graph.imports(pkg), floors) == [("pkg.train.build", "pkg.rollout")]
+    assert import_graph.upward(import_graph.imports(pkg), [["train.build"], *floors]) == []
+
+
+def test_nothing_above_the_sandbox_knows_which_backend_runs():
+    """Stages ask ``sandbox.backends.get_backend`` (the one seam), never the local backend's package, and never
+    compare a backend's name: the CLI's ``autoenv images`` (the local image store's own command) is the exception
+    ARCHITECTURE.md names."""
+    graph = import_graph.imports(PACKAGE_DIR)
+    inside = ("autoenv.sandbox", "autoenv.cli.images")
+    reaching = sorted(
+        f"{m} -> {d}"
+        for m, deps in graph.items()
+        if not m.startswith(inside)
+        for d in deps
+        if d.startswith("autoenv.sandbox.local")
+    )
+    assert reaching == [], "modules above sandbox/ that import the local backend:\n" + "\n".join(reaching)
+    named = re.compile(r"""\benv\w*\s*[!=]=\s*["']local["']|["']local["']\s*[!=]=\s*\w*env\b""")
+    branching = [
+        f"{path.relative_to(PACKAGE_DIR.parent)}:{n}"
+        for path in sorted(PACKAGE_DIR.rglob("*.py"))
+        if PACKAGE_DIR / "sandbox" not in path.parents
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if named.search(line)
+    ]
+    assert branching == [], "code outside sandbox/ that branches on the backend's name:\n" + "\n".join(branching)
+
+
+#: the files allowed past the size limit: the single-file broker copied into tasks, and the CLI's commands
+LONG_FILES_ALLOWED = ("grading/agentcall.py", "cli/")
+MAX_LINES = 500
+
+
+def test_no_module_is_longer_than_the_limit():
+    """A module over 500 lines does more than one thing: split it by what each part does."""
+    long = [
+        f"{rel} ({n} lines)"
+        for path in sorted(PACKAGE_DIR.rglob("*.py"))
+        if not (rel := path.relative_to(PACKAGE_DIR).as_posix()).startswith(LONG_FILES_ALLOWED)
+        and (n := len(path.read_text().splitlines())) > MAX_LINES
+    ]
+    assert long == [], f"modules over {MAX_LINES} lines under autoenv/: {long}"
+
+
 def test_a_seed_case_naming_an_unknown_family_is_the_seed_cases_fault():
     case = SeedCase(id="x", task="t", failure_mode="f", target_skill="s", family="no-such-family")
     with pytest.raises(UnknownFamily, match="seed case x: unknown family 'no-such-family'"):
@@ -160,7 +233,7 @@ def test_enums_are_their_strings_everywhere():
 def test_every_autoenv_error_says_whose_fault_it_is():
     from autoenv.agents.policies.base import PolicyConnectionError
     from autoenv.sandbox.backends import UnknownBackend
-    from autoenv.sandbox.local.container import SandboxError
+    from autoenv.sandbox.local.host import SandboxError
     from autoenv.sandbox.local.image import BuildError
     from autoenv.taskfmt.export import ExportError
 
@@ -176,3 +249,13 @@ def test_every_autoenv_error_says_whose_fault_it_is():
         assert getattr(exc, "fault", Fault.BUG) is fault and explain(exc).kind is fault, exc
         assert explain(exc).exit_code == EXIT_CODES[fault]
     assert not isinstance(KeyError("x"), AutoenvError)
+
+
+def test_every_error_kind_a_trial_records_says_whose_fault_it_is():
+    """One vocabulary of trial errors: every kind an exception maps to is an ``ErrorKind``, and every kind has a
+    party (a kind without one would be left out as a harness bug, never counted as a verdict)."""
+    from autoenv.trials.attribution import ERROR_KINDS, PARTY_OF_KIND, ErrorKind
+
+    assert all(isinstance(kind, ErrorKind) for kind in ERROR_KINDS.values())
+    assert [kind for kind in ErrorKind if kind not in PARTY_OF_KIND] == []
+    assert all(kind is None or isinstance(kind, ErrorKind) for kind in PARTY_OF_KIND)

@@ -15,8 +15,7 @@ from typing import Any
 
 from harbor.environments.base import BaseEnvironment
 
-from autoenv.agents.policies.actions import FinishAction, ReadFileAction, RunAction, WriteFileAction
-from autoenv.agents.policies.base import ActionResult
+from autoenv.shared.actions import ActionResult, FinishAction, ReadFileAction, RunAction, WriteFileAction
 
 #: base64 text per exec; one argv string must stay under Linux's 128 KiB MAX_ARG_STRLEN.
 _WRITE_CHUNK = 64_000

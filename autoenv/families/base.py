@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from autoenv.grading import AGENTCALL, GRADED_PYTEST
 
-if TYPE_CHECKING:  # for annotations only: families do not import the proposer
+if TYPE_CHECKING:  # for annotations only
     from autoenv.families.solver import Recipe
-    from autoenv.proposer.models import SeedCase
+    from autoenv.shared.seed import SeedCase
 
 
 PYTEST_PIN = "pytest==8.3.4"

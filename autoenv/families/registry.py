@@ -31,7 +31,7 @@ from autoenv.families.office import folder_family
 
 if TYPE_CHECKING:
     from autoenv.families.solver import Recipe
-    from autoenv.proposer.models import SeedCase
+    from autoenv.shared.seed import SeedCase
 
 #: Every family, in the order keyword ties are broken.
 FAMILIES: dict[str, Family] = {

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autoenv.agents.policies.actions import FinishAction, RunAction, WriteFileAction
-from autoenv.agents.policies.base import ActionResult
+from autoenv.shared.actions import ActionResult, FinishAction, RunAction, WriteFileAction
 
 
 @dataclass

@@ -60,6 +60,7 @@ from autoenv.proposer.scripted import ScriptedProposer
 from autoenv.proposer.scripted_agentic import ScriptedAgenticPolicy
 from autoenv.proposer.sync import download_workspace, task_hashes, upload_workspace
 from autoenv.proposer.workspace import Workspace
+from autoenv.sandbox.backends import get_backend
 from autoenv.vocab import ProposerPolicy, SolverPolicy
 
 # -- the agent ---------------------------------------------------------------------------
@@ -257,7 +258,8 @@ async def run_agentic(
         "policy": str(SolverPolicy.SCRIPTED if policy == ProposerPolicy.SCRIPTED else SolverPolicy.OPENAI),
         "seed": seed,
     }
-    env_kwargs = {"mask_paths": [str(p) for p in [workspace.root, *(mask_paths or [])]]} if env == "local" else None
+    masks = get_backend(env).masks_paths
+    env_kwargs = {"mask_paths": [str(p) for p in [workspace.root, *(mask_paths or [])]]} if masks else None
     outcome = await arun_trial(
         task,
         "autoenv.proposer.agentic:ProposerAgent",

@@ -22,42 +22,12 @@ builds the same batch.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from autoenv.agents.policies.actions import FinishAction, RunAction, WriteFileAction
 from autoenv.agents.policies.base import ActionResult, Conversation, PolicyReply, Turn
-from autoenv.train.batch import TokenTurn
-
-EpisodeSource = Literal["model", "agent", "scripted"]
-
-
-class ProposerEpisode(BaseModel):
-    """Messages the proposer received and sent, in order; exact token turns when every model call had them."""
-
-    source: EpisodeSource
-    messages: list[dict[str, Any]]
-    turns: list[TokenTurn] | None = None
-    trajectory_path: str | None = None
-    policy_versions: list[str] = Field(default_factory=list, description="The version each model call reported.")
-    decisions: list[dict[str, Any]] = Field(
-        default_factory=list, description="The offline learned proposer's draws (key, choice, probabilities)."
-    )
-
-    def save(self, path: Path | str) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(self.model_dump_json(exclude_none=True))
-        os.replace(tmp, path)
-        return path
-
-    @classmethod
-    def load(cls, path: Path | str) -> ProposerEpisode:
-        return cls.model_validate_json(Path(path).read_text())
+from autoenv.shared.actions import FinishAction, RunAction, WriteFileAction
+from autoenv.shared.episodes import EpisodeSource, ProposerEpisode, TokenTurn
 
 
 def from_conversation(
@@ -129,7 +99,7 @@ def write_actions(path: str, data: str | bytes) -> list[Any]:
     import base64
     import shlex
 
-    from autoenv.agents.policies.actions import RunAction, WriteFileAction
+    from autoenv.shared.actions import RunAction, WriteFileAction
 
     if isinstance(data, str):
         return [WriteFileAction(path=path, content=data)]
@@ -199,8 +169,8 @@ class ScriptedEpisode:
         self._feedback: str | None = None
 
     def write(self, files: dict[str, str | bytes], deletions: list[str] = (), note: str = "") -> None:
-        from autoenv.agents.policies.actions import FinishAction, RunAction, action_to_tool_call
         from autoenv.agents.policies.base import Call
+        from autoenv.shared.actions import FinishAction, RunAction, action_to_tool_call
 
         if self.replies:
             self.conversation.turns.append(feedback_turn(self.replies[-1], self._feedback or "", self.task_name))

@@ -18,11 +18,11 @@ import shlex
 from typing import Any
 
 from autoenv.agents.policies import make_policy
-from autoenv.agents.policies.actions import ReadFileAction, RunAction, WriteFileAction
 from autoenv.agents.policies.base import Conversation, PolicyReply
 from autoenv.proposer.episode import ProposerEpisode, feedback_turn, from_conversation
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.workspace import Workspace
+from autoenv.shared.actions import ReadFileAction, RunAction, WriteFileAction
 
 
 def brief(

@@ -13,7 +13,6 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from autoenv.agents.policies.actions import FinishAction, ReadFileAction, RunAction
 from autoenv.agents.policies.base import ActionResult, Conversation
 from autoenv.agents.policies.plans import PlanPolicy
 from autoenv.agents.policies.recipes import Plan
@@ -23,6 +22,7 @@ from autoenv.proposer.episode import write_actions
 from autoenv.proposer.fixer import repair
 from autoenv.proposer.scripted import ScriptedProposer
 from autoenv.proposer.workspace import Workspace
+from autoenv.shared.actions import FinishAction, ReadFileAction, RunAction
 
 # -- the scripted proposer, acting through tools ---------------------------------------------
 

@@ -30,7 +30,7 @@ ASSERT_LINE = re.compile(r"^E\s+(.*\S)", re.M)
 
 
 if TYPE_CHECKING:
-    from autoenv.rollout.collect import GroupResult
+    from autoenv.shared.groups import GroupResult
     from autoenv.store.db import Store
 
 

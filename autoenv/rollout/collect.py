@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autoenv.shared.groups import GroupResult
 from autoenv.spec import SolverSpec
 from autoenv.store.db import Store
 from autoenv.train.grpo import group_advantages
@@ -68,16 +69,6 @@ def local_executor(n_concurrent: int = 2, policy_version: int = 0) -> Executor:
         return list(await asyncio.gather(*(one(j) for j in jobs)))
 
     return run
-
-
-@dataclass
-class GroupResult:
-    group_id: int
-    task_hash: str
-    rewards: list[float]
-    advantages: list[float]
-    useful: bool
-    collection_sec: float
 
 
 async def collect_groups(

@@ -56,8 +56,8 @@ Field by field:
     Free-form provenance (trajectory path, seed case, ...); trainers ignore it.
 
 Absent optional fields are omitted, not written as ``null``. This module
-imports nothing but pydantic: the 3.11 training worker and external trainers
-read batches with it.
+imports nothing but pydantic and :mod:`autoenv.shared.episodes` (pydantic only): the 3.11 training worker and
+external trainers read batches with it.
 """
 
 from __future__ import annotations
@@ -68,24 +68,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from autoenv.shared.episodes import TokenTurn
+
 __all__ = ["FORMAT", "FORMAT_VERSION", "TokenTurn", "TrainingSample", "TrainingBatch", "read_batch", "write_batch"]
 
 FORMAT = "autoenv.training-batch"
 FORMAT_VERSION = 1
-
-
-class TokenTurn(BaseModel):
-    """One model call as the endpoint saw it: exact ids, optional sampling log-probs."""
-
-    prompt_token_ids: list[int]
-    completion_token_ids: list[int]
-    logprobs: list[float] | None = None
-
-    @model_validator(mode="after")
-    def _aligned(self) -> TokenTurn:
-        if self.logprobs is not None and len(self.logprobs) != len(self.completion_token_ids):
-            raise ValueError(f"{len(self.logprobs)} logprobs for {len(self.completion_token_ids)} completion tokens")
-        return self
 
 
 class TrainingSample(BaseModel):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from autoenv.rollout.collect import GroupResult
+from autoenv.shared.episodes import ProposerEpisode
+from autoenv.shared.groups import GroupResult
 from autoenv.store.db import Store
 from autoenv.train.batch import TrainingBatch, TrainingSample
 from autoenv.train.grpo import group_advantages
@@ -30,8 +31,6 @@ def solver_sample(row: dict[str, Any], *, advantage: float) -> TrainingSample | 
 
 def proposer_sample(row: dict[str, Any], *, advantage: float, policy_version: int = 0) -> TrainingSample | None:
     """An attempt row as a training sample, from its recorded episode (None when the attempt has none)."""
-    from autoenv.proposer.episode import ProposerEpisode
-
     if not row.get("episode_path") or not Path(row["episode_path"]).is_file():
         return None
     episode = ProposerEpisode.load(row["episode_path"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,30 +30,30 @@ from autoenv.vocab import SftSource
 __all__ = ["SftSource", "collect_sft_samples", "run_sft"]
 
 
-def _proposer_samples(store: Store, runs: list[str], include_uncalibrated: bool) -> tuple[list[TrainingSample], int]:
-    samples, missing = [], 0
-    for run in runs:
-        for row in store.attempts(run=run):
-            if not row["valid"] or not (row["calibrated"] or include_uncalibrated):
-                continue
-            if (sample := proposer_sample(row, advantage=1.0)) is None:
-                missing += 1
-            else:
-                samples.append(sample)
+def _samples(
+    rows: Iterable[dict[str, Any]], keep: Callable[[dict[str, Any]], Any], sample: Callable[..., TrainingSample | None]
+) -> tuple[list[TrainingSample], int]:
+    """The kept rows as samples of advantage 1, and how many kept rows had no record to make one from."""
+    samples: list[TrainingSample] = []
+    missing = 0
+    for row in rows:
+        if not keep(row):
+            continue
+        if (made := sample(row, advantage=1.0)) is None:
+            missing += 1
+        else:
+            samples.append(made)
     return samples, missing
+
+
+def _proposer_samples(store: Store, runs: list[str], include_uncalibrated: bool) -> tuple[list[TrainingSample], int]:
+    rows = (row for run in runs for row in store.attempts(run=run))
+    return _samples(rows, lambda r: r["valid"] and (r["calibrated"] or include_uncalibrated), proposer_sample)
 
 
 def _solver_samples(store: Store, runs: list[str], min_reward: float) -> tuple[list[TrainingSample], int]:
-    samples, missing = [], 0
-    for run in runs:
-        for row in store.rollouts(run=run):
-            if row["reward"] is None or row["reward"] < min_reward:
-                continue
-            if (sample := solver_sample(row, advantage=1.0)) is None:
-                missing += 1
-            else:
-                samples.append(sample)
-    return samples, missing
+    rows = (row for run in runs for row in store.rollouts(run=run))
+    return _samples(rows, lambda r: r["reward"] is not None and r["reward"] >= min_reward, solver_sample)
 
 
 def collect_sft_samples(

@@ -38,10 +38,10 @@ def encode_batch(
 ) -> tuple[list[dict[str, list[int]]], Counter]:
     """Rows of ``input_ids`` and ``assistant_masks`` (1: a token the policy wrote), and why samples were skipped.
 
-    The GRPO worker's sequences (:func:`~autoenv.train.hf_worker.build_sequences`): the same tokens, masks and
+    The GRPO worker's sequences (:func:`~autoenv.train.tokens.build_sequences`): the same tokens, masks and
     truncation, so a policy imitates exactly what it would be reinforced on.
     """
-    from autoenv.train.hf_worker import build_sequences, training_template
+    from autoenv.train.tokens import build_sequences, training_template
 
     template, _ = training_template(tokenizer)
     sequences, _, skipped = build_sequences(

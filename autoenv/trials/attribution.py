@@ -32,60 +32,90 @@ class Party(StrEnum):
     ENDPOINT = "endpoint"
 
 
-#: Harbor's and autoenv's exception type names -> the short error kind a trial outcome records.
-ERROR_KINDS = {
-    "SandboxBuildFailedError": "build",
-    "BuildError": "build",
-    "EnvironmentStartTimeoutError": "build",
+class ErrorKind(StrEnum):
+    """What a trial outcome records as its error (``TrialOutcome.error``, a string on disk and in the store): one
+    name for each way a trial ends without a verdict of its own; whose fault each is, :data:`PARTY_OF_KIND`."""
+
+    BUILD = "build"
+    SANDBOX = "sandbox"
+    MACHINE = "machine"
+    AGENT_TIMEOUT = "agent_timeout"
+    AGENT_SETUP_TIMEOUT = "agent_setup_timeout"
+    VERIFIER_TIMEOUT = "verifier_timeout"
+    REWARD_MISSING = "reward_missing"
+    REWARD_INVALID = "reward_invalid"
+    AGENT_LIMIT = "agent_limit"
+    #: the exec channel to the sandbox's PID 1 broke after the start (root in the sandbox can do this)
+    HELPER_GONE = "HelperGone"
+    #: Harbor could not load the task, or the error explained as the task's (:func:`autoenv.errors.explain`)
+    INVALID_TASK = "invalid_task"
+    #: the task is fine; this backend cannot run it (a network mode it cannot enforce)
+    BACKEND_UNSUPPORTED = "backend_unsupported"
+    ENDPOINT = "endpoint"
+    POLICY_UNREACHABLE = "policy_unreachable"
+    POLICY_AUTH = "policy_auth"
+    POLICY_ENDPOINT = "policy_endpoint"
+    POLICY_CONFIG = "policy_config"
+
+
+K = ErrorKind
+
+#: Harbor's and autoenv's exception type names -> the error kind a trial outcome records.
+ERROR_KINDS: dict[str, ErrorKind] = {
+    "SandboxBuildFailedError": K.BUILD,
+    "BuildError": K.BUILD,
+    "EnvironmentStartTimeoutError": K.BUILD,
     # the sandbox runtime failed after the sandbox started (the agent, root in it, can do this): its failure
-    "SandboxError": "sandbox",
+    "SandboxError": K.SANDBOX,
     # this machine cannot build or start any sandbox (a program missing, the build network, runc): stages stop
-    "MachineError": "machine",
-    "SandboxStartError": "machine",
-    "AgentTimeoutError": "agent_timeout",
-    "AgentSetupTimeoutError": "agent_setup_timeout",
-    "VerifierTimeoutError": "verifier_timeout",
-    "RewardFileNotFoundError": "reward_missing",
-    "RewardFileEmptyError": "reward_missing",
-    "VerifierOutputParseError": "reward_invalid",
+    "MachineError": K.MACHINE,
+    "SandboxStartError": K.MACHINE,
+    "AgentTimeoutError": K.AGENT_TIMEOUT,
+    "AgentSetupTimeoutError": K.AGENT_SETUP_TIMEOUT,
+    "VerifierTimeoutError": K.VERIFIER_TIMEOUT,
+    "RewardFileNotFoundError": K.REWARD_MISSING,
+    "RewardFileEmptyError": K.REWARD_MISSING,
+    "VerifierOutputParseError": K.REWARD_INVALID,
     # what the agent left passed a bound of the trial (bytes, files, depth, seconds to copy out)
-    "TransferLimitExceeded": "agent_limit",
+    "TransferLimitExceeded": K.AGENT_LIMIT,
     # the policy endpoint failed: infrastructure, not the task (calibration can exclude these)
-    "PolicyConnectionError": "policy_unreachable",
-    "PolicyAuthError": "policy_auth",
-    "PolicyEndpointError": "policy_endpoint",
-    "PolicyConfigError": "policy_config",
+    "PolicyConnectionError": K.POLICY_UNREACHABLE,
+    "PolicyAuthError": K.POLICY_AUTH,
+    "PolicyEndpointError": K.POLICY_ENDPOINT,
+    "PolicyConfigError": K.POLICY_CONFIG,
 }
 
 #: error kind -> whose fault. ``None`` is a trial that ended with a verdict. A kind not listed is a bug of the
 #: harness (an exception nobody classified): it is left out like an endpoint fault, never counted as a verdict.
 PARTY_OF_KIND: dict[str | None, Party] = {
     None: Party.AGENT,
-    "agent_timeout": Party.AGENT,
-    "agent_limit": Party.AGENT,
-    "reward_missing": Party.AGENT,
-    "reward_invalid": Party.AGENT,
-    "verifier_timeout": Party.AGENT,
-    "sandbox": Party.AGENT,
-    "HelperGone": Party.AGENT,
-    "build": Party.TASK,
-    "invalid_task": Party.TASK,
-    "backend_unsupported": Party.TASK,
-    "agent_setup_timeout": Party.TASK,
-    "machine": Party.MACHINE,
-    "endpoint": Party.ENDPOINT,
-    "policy_unreachable": Party.ENDPOINT,
-    "policy_auth": Party.ENDPOINT,
-    "policy_endpoint": Party.ENDPOINT,
-    "policy_config": Party.ENDPOINT,
+    K.AGENT_TIMEOUT: Party.AGENT,
+    K.AGENT_LIMIT: Party.AGENT,
+    K.REWARD_MISSING: Party.AGENT,
+    K.REWARD_INVALID: Party.AGENT,
+    K.VERIFIER_TIMEOUT: Party.AGENT,
+    K.SANDBOX: Party.AGENT,
+    K.HELPER_GONE: Party.AGENT,
+    K.BUILD: Party.TASK,
+    K.INVALID_TASK: Party.TASK,
+    K.BACKEND_UNSUPPORTED: Party.TASK,
+    K.AGENT_SETUP_TIMEOUT: Party.TASK,
+    K.MACHINE: Party.MACHINE,
+    K.ENDPOINT: Party.ENDPOINT,
+    K.POLICY_UNREACHABLE: Party.ENDPOINT,
+    K.POLICY_AUTH: Party.ENDPOINT,
+    K.POLICY_ENDPOINT: Party.ENDPOINT,
+    K.POLICY_CONFIG: Party.ENDPOINT,
 }
 
 
 def error_kind(exception_type: str | None) -> str | None:
-    """The outcome's error kind for an exception type name (unknown names pass through)."""
+    """The outcome's error kind for an exception type name, as the string it is recorded as (unknown names pass
+    through: a kind nobody classified)."""
     if exception_type is None:
         return None
-    return ERROR_KINDS.get(exception_type, exception_type)
+    kind = ERROR_KINDS.get(exception_type)
+    return exception_type if kind is None else str(kind)
 
 
 def party(error: str | None) -> Party | None:
@@ -110,4 +140,13 @@ def stop_on_machine_fault(outcomes: list) -> None:
             raise MachineError(f"{outcome.task}: {(outcome.error_message or '').strip()[:1500]}")
 
 
-__all__ = ["ERROR_KINDS", "PARTY_OF_KIND", "Party", "error_kind", "is_verdict", "party", "stop_on_machine_fault"]
+__all__ = [
+    "ERROR_KINDS",
+    "PARTY_OF_KIND",
+    "ErrorKind",
+    "Party",
+    "error_kind",
+    "is_verdict",
+    "party",
+    "stop_on_machine_fault",
+]

@@ -22,11 +22,11 @@ from harbor.trial.trial import Trial
 from pydantic import BaseModel
 
 from autoenv.errors import Fault, MachineError, explain
+from autoenv.sandbox.backend import IMAGE_RECORD
 from autoenv.sandbox.backends import environment_config
-from autoenv.sandbox.local.environment import IMAGE_RECORD
 from autoenv.sandbox.transfer import read_limit
 from autoenv.trials import DEFAULT_TRIALS_DIR
-from autoenv.trials.attribution import ERROR_KINDS, error_kind, stop_on_machine_fault
+from autoenv.trials.attribution import ERROR_KINDS, ErrorKind, error_kind, stop_on_machine_fault
 from autoenv.vocab import AUTOENV_AGENTS
 
 
@@ -78,9 +78,9 @@ def _outcome(result: TrialResult, agent: str, env: str, started: float) -> Trial
         error = error_kind(result.exception_info.exception_type)
         message = result.exception_info.exception_message[-2000:]
     trial_dir = Path(result.trial_uri.removeprefix("file://"))
-    if (limit := read_limit(trial_dir)) is not None and error in (None, "sandbox", "reward_missing"):
+    if (limit := read_limit(trial_dir)) is not None and error in (None, ErrorKind.SANDBOX, ErrorKind.REWARD_MISSING):
         # what the agent left passed a bound of the trial: its failure, whatever the verifier made of the rest
-        reward, rewards, error, message = 0.0, {"reward": 0.0}, "agent_limit", limit
+        reward, rewards, error, message = 0.0, {"reward": 0.0}, str(ErrorKind.AGENT_LIMIT), limit
     agent_sec = None
     if result.agent_execution and result.agent_execution.started_at and result.agent_execution.finished_at:
         agent_sec = (result.agent_execution.finished_at - result.agent_execution.started_at).total_seconds()
@@ -104,7 +104,7 @@ def _outcome(result: TrialResult, agent: str, env: str, started: float) -> Trial
 
 
 def _stand_ins(trial_dir: Path) -> list[str]:
-    """What the local backend recorded about substituted base images (see IMAGE_RECORD)."""
+    """What the backend recorded about substituted base images (see IMAGE_RECORD)."""
     record = trial_dir / IMAGE_RECORD
     try:
         return [s["note"] for s in json.loads(record.read_text()).get("substitutions", [])]
@@ -177,15 +177,16 @@ async def arun_many(
                 outcome = await arun_trial(task_dir, agent, **job_kwargs)
             except Exception as exc:  # noqa: BLE001 - a task Harbor cannot load, or a backend that cannot run it
                 kind = explain(exc, task=task_dir, env=kwargs.get("env", "local")).kind
-                error = {Fault.BACKEND: "backend_unsupported", Fault.SANDBOX: "sandbox"}.get(kind, "invalid_task")
+                by_fault = {Fault.BACKEND: ErrorKind.BACKEND_UNSUPPORTED, Fault.SANDBOX: ErrorKind.SANDBOX}
+                error = by_fault.get(kind, ErrorKind.INVALID_TASK)
                 if isinstance(exc, MachineError):
-                    error = "machine"
+                    error = ErrorKind.MACHINE
                 outcome = TrialOutcome(
                     task=Path(task_dir).name,
                     agent=agent,
                     environment=kwargs.get("env", "local"),
                     reward=None,
-                    error=error,
+                    error=str(error),
                     error_message=str(exc)[-2000:],
                     trial_dir="",
                     duration_sec=0.0,

@@ -26,7 +26,7 @@ from harbor.models.task.task import Task
 from pydantic import BaseModel, Field, field_validator
 
 from autoenv.spec import SolverSpec
-from autoenv.trials.attribution import PARTY_OF_KIND, Party, stop_on_machine_fault
+from autoenv.trials.attribution import PARTY_OF_KIND, ErrorKind, Party, stop_on_machine_fault
 from autoenv.trials.runner import TrialOutcome, arun_many
 from autoenv.validate import cache
 from autoenv.validate.stats import wilson_interval
@@ -45,7 +45,7 @@ NO_ATTEMPT_INTENTS = {"no_recipe": "the calibration solver has no recipe for tas
 def non_attempt(outcome: TrialOutcome) -> str | None:
     """Why a rollout was no attempt at the task (None: it was one). A solver that did not try, or that stopped
     without a single command, says nothing about how hard the task is: its 0 is not a failed attempt."""
-    if outcome.error == "endpoint":
+    if outcome.error == ErrorKind.ENDPOINT:
         return "the model endpoint failed"
     path = Path(outcome.trial_dir or ".") / "agent" / "trajectory.json"
     try:

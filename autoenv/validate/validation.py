@@ -330,7 +330,7 @@ async def _run_trials(ctx: Context, needs: frozenset[Trial]) -> None:
         if t in needs
         and t not in outcomes.ran
         and (ctx.run_oracle or t not in ("oracle", "partial"))
-        and (not ctx.local or t != "scan")
+        and (not ctx.builds_images or t != "scan")
     ]
     jobs: list[tuple[str, dict[str, Any]]] = []
     for t in wanted:

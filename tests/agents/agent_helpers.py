@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from autoenv.sandbox.local.container import runtime_problem
+from autoenv.sandbox.local.host import runtime_problem
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_TASKS = REPO / "examples" / "tasks"

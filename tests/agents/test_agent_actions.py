@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autoenv.agents.policies.actions import (
+from autoenv.shared.actions import (
     TOOL_DEFINITIONS,
     TOOL_NAMES,
     FinishAction,

@@ -11,8 +11,8 @@ from harbor.models.task.config import EnvironmentConfig
 from harbor.models.trial.paths import TrialPaths
 
 from autoenv.agents.execute import execute, trim_output
-from autoenv.agents.policies.actions import FinishAction, ReadFileAction, RunAction, WriteFileAction
 from autoenv.sandbox.local import LocalEnvironment
+from autoenv.shared.actions import FinishAction, ReadFileAction, RunAction, WriteFileAction
 
 
 def in_sandbox(task: Path, tmp_path: Path, body):

@@ -9,7 +9,6 @@ import pytest
 from chat_server import MODEL, completion, error
 
 from autoenv.agents.policies import make_policy
-from autoenv.agents.policies.actions import RunAction, WriteFileAction
 from autoenv.agents.policies.base import (
     ActionResult,
     ContextLengthExceededError,
@@ -21,6 +20,7 @@ from autoenv.agents.policies.base import (
     Turn,
 )
 from autoenv.agents.policies.openai_policy import OpenAIPolicy
+from autoenv.shared.actions import RunAction, WriteFileAction
 
 
 def act(policy: OpenAIPolicy, conversation: Conversation | None = None):

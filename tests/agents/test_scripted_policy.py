@@ -8,10 +8,10 @@ import pytest
 from agent_helpers import bundled
 
 from autoenv.agents.policies import PolicyConfigError, make_policy
-from autoenv.agents.policies.actions import FinishAction, RunAction
 from autoenv.agents.policies.base import ActionResult, Conversation, Turn
 from autoenv.agents.policies.recipes import match_recipe
 from autoenv.agents.policies.scripted import ScriptedPolicy
+from autoenv.shared.actions import FinishAction, RunAction
 
 INSTRUCTION = 'Write "hello" to /app/out.txt\n'
 

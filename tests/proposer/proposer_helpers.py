@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autoenv.proposer.models import SeedCase
-from autoenv.sandbox.local.container import runtime_problem
+from autoenv.sandbox.local.host import runtime_problem
 
 REPO = Path(__file__).resolve().parents[2]
 SEED_CASES = REPO / "examples" / "seed_cases"

@@ -12,8 +12,9 @@ import pytest
 
 from autoenv.errors import BuildError, Fault, MachineError, explain
 from autoenv.sandbox.local import image
+from autoenv.sandbox.local.preflight import backend_packages
 from autoenv.store.db import Store
-from autoenv.trials.doctor import backend_packages, diagnose
+from autoenv.trials.doctor import diagnose
 from tests.conftest import REPO, needs_namespaces
 
 AUTOENV = [sys.executable, "-m", "autoenv.cli.main"]

@@ -17,15 +17,9 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from autoenv.train.batch import TokenTurn, TrainingBatch, TrainingSample
-from autoenv.train.hf_worker import (
-    StepConfig,
-    TemplateError,
-    encode_messages,
-    encode_turns,
-    train_on_batch,
-    training_template,
-)
+from autoenv.train.hf_worker import StepConfig, train_on_batch
 from autoenv.train.policy import read_policy_meta
+from autoenv.train.tokens import TemplateError, encode_messages, encode_turns, training_template
 
 PROMPT = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
 

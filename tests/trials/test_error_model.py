@@ -14,7 +14,7 @@ import pytest
 
 from autoenv.agents.policies.base import PolicyConnectionError
 from autoenv.errors import EXIT_CODES, Fault, explain
-from autoenv.sandbox.local.container import SandboxError
+from autoenv.sandbox.local.host import SandboxError
 from tests.conftest import needs_namespaces, write_task
 
 AUTOENV = [sys.executable, "-m", "autoenv.cli.main"]

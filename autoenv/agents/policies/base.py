@@ -13,8 +13,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from autoenv.agents.policies.actions import Action
 from autoenv.errors import EndpointError
+from autoenv.shared.actions import Action, ActionResult
 
 # -- errors -----------------------------------------------------------------------------
 # A bad *reply* (no valid action) is the model's fault and is fed back to it; the
@@ -102,18 +102,6 @@ class PolicyReply(BaseModel):
     @property
     def actions(self) -> list[Any]:
         return [c.action for c in self.calls if c.action is not None]
-
-
-class ActionResult(BaseModel):
-    """What one executed (or refused) call produced, as shown to the policy."""
-
-    call_id: str
-    action: Action | None = None
-    output: str
-    exit_code: int | None = None
-    error: str | None = None
-    duration_sec: float | None = None
-    truncated: bool = False
 
 
 class Turn(BaseModel):

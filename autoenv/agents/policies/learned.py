@@ -40,9 +40,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from autoenv.agents.policies.actions import FinishAction, WriteFileAction
 from autoenv.agents.policies.recipes import Episode, Plan, match_recipe
 from autoenv.agents.policies.scripted import ScriptedPolicy
+from autoenv.shared.actions import FinishAction, WriteFileAction
 
 STRATEGIES: tuple[str, ...] = ("solve", "rush", "give_up")
 NAIVE = "naive"

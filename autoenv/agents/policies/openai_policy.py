@@ -27,13 +27,6 @@ from typing import Any
 
 import openai
 
-from autoenv.agents.policies.actions import (
-    TOOL_DEFINITIONS,
-    InvalidActionError,
-    action_from_tool_call,
-    action_to_tool_call,
-    parse_text_actions,
-)
 from autoenv.agents.policies.base import (
     Call,
     ContextLengthExceededError,
@@ -48,6 +41,13 @@ from autoenv.agents.policies.base import (
     Usage,
 )
 from autoenv.agents.policies.prompts import system_prompt, task_message
+from autoenv.shared.actions import (
+    TOOL_DEFINITIONS,
+    InvalidActionError,
+    action_from_tool_call,
+    action_to_tool_call,
+    parse_text_actions,
+)
 
 TOOL_MODES = ("auto", "tools", "text")
 _VERSION_HEADERS = ("x-policy-version", "x-model-version", "x-weight-version")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoenv.agents.policies.actions import TOOL_DEFINITIONS, FinishAction, action_to_tool_call
 from autoenv.agents.policies.base import Call, Conversation, PolicyReply
 from autoenv.agents.policies.prompts import system_prompt
 from autoenv.agents.policies.recipes import Episode, Plan
+from autoenv.shared.actions import TOOL_DEFINITIONS, FinishAction, action_to_tool_call
 
 
 class PlanPolicy:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from autoenv.agents.policies.actions import TEXT_FORMAT_HELP
+from autoenv.shared.actions import TEXT_FORMAT_HELP
 
 _PREAMBLE = """\
 You are an autonomous agent working in a Linux terminal to complete a task.

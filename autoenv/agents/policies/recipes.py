@@ -16,10 +16,10 @@ import re
 import shlex
 from typing import Any
 
-from autoenv.agents.policies.actions import FinishAction, ReadFileAction, RunAction, WriteFileAction
 from autoenv.families.bugfix.reference import REFERENCE_BODIES
 from autoenv.families.registry import recipes
 from autoenv.families.solver import Episode, Plan, Recipe
+from autoenv.shared.actions import FinishAction, ReadFileAction, RunAction, WriteFileAction
 
 __all__ = [
     "REFERENCE_BODIES",

@@ -19,10 +19,10 @@ import hashlib
 import random
 from typing import Any
 
-from autoenv.agents.policies.actions import FinishAction, RunAction
 from autoenv.agents.policies.base import Conversation, PolicyConfigError
 from autoenv.agents.policies.plans import PlanPolicy
 from autoenv.agents.policies.recipes import Episode, Plan, find_tests_and_run, match_recipe
+from autoenv.shared.actions import FinishAction, RunAction
 
 SCRIPTED_VERSION = "scripted-1"
 

@@ -18,7 +18,7 @@ from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 from autoenv.families.bugfix.reference import REFERENCE_BODIES
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
-    from autoenv.proposer.models import SeedCase
+    from autoenv.shared.seed import SeedCase
 
 NAME = "bugfix"
 DESCRIPTION = "fix a buggy helper function so a report prints the right numbers"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
-    from autoenv.proposer.models import SeedCase
+    from autoenv.shared.seed import SeedCase
 
 NAME = "csv-stat"
 DESCRIPTION = "grouped statistic over messy CSV rows, to a tolerance"

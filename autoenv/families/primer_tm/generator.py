@@ -21,7 +21,7 @@ from autoenv.families.base import TaskDraft, dockerfile, pytest_test_sh, sha256_
 from autoenv.grading import AGENTCALL
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
-    from autoenv.proposer.models import SeedCase
+    from autoenv.shared.seed import SeedCase
 
 NAME = "primer-tm"
 DESCRIPTION = "melting temperatures and GC content of PCR primers, with or without Python"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
-    from autoenv.proposer.models import SeedCase
+    from autoenv.shared.seed import SeedCase
 
 NAME = "shell-script"
 DESCRIPTION = "a bash tool over a directory tree, tested on fresh trees"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
-    from autoenv.proposer.models import SeedCase
+    from autoenv.shared.seed import SeedCase
 
 NAME = "text-classification"
 DESCRIPTION = "train a standard-library text classifier to an accuracy target within a time budget"

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import select
 import shlex
 import shutil
 import signal
@@ -32,9 +31,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autoenv.errors import MachineError, SandboxFault
 from autoenv.sandbox.local import oci
 from autoenv.sandbox.local.exec_helper import HELPER_MOUNT, ExecChannel, helper_binary
+from autoenv.sandbox.local.host import (
+    SandboxError,
+    SandboxStartError,
+    cgroup_procs,
+    make_layer_filesystem,
+    mount,
+    runtime_argv,
+    wait_gone,
+)
 from autoenv.sandbox.toolbox import TOOLBOX_MOUNT, host_busybox_or_none
 from autoenv.sandbox.transfer import ArchiveSink, TransferLimitExceeded, TransferLimits
 
@@ -46,15 +53,6 @@ INIT_ARGS = [HELPER_MOUNT]
 RUNTIMES = ("runc", "runsc")
 
 SLIRP_DNS = "10.0.2.3"
-
-
-class SandboxError(SandboxFault):
-    """The sandbox could not be created, or the runtime failed (not the task's fault)."""
-
-
-class SandboxStartError(SandboxError, MachineError):
-    """No sandbox could be started (the runtime, its mounts, the disk image of its writable layer): this machine's
-    fault before any of the task's or the agent's code ran. Stages stop on it; nothing is recorded."""
 
 
 #: The disk a sandbox may write when its task sets no ``storage_mb`` (``AUTOENV_DEFAULT_STORAGE_MB``): every
@@ -82,31 +80,6 @@ class ContainerConfig:
     resources: oci.Resources = field(default_factory=oci.Resources)
     storage_mb: int | None = None
     runtime: str = "runc"
-
-
-def runtime_root(runtime: str) -> Path:
-    return Path(os.environ.get("AUTOENV_RUNTIME_ROOT", "/run/autoenv")) / runtime
-
-
-def runtime_argv(runtime: str) -> list[str]:
-    argv = [runtime, "--root", str(runtime_root(runtime))]
-    if runtime == "runsc":
-        # gVisor's own network stack with loopback only (see Container: no-network tasks only)
-        argv += ["--network=none"]
-    return argv
-
-
-def _cgroup_procs(cgroups_path: str) -> list[int]:
-    """Host PIDs of every process in the container's cgroup (v1 pids controller or v2)."""
-    rel = cgroups_path.lstrip("/")
-    for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
-        procs = base / rel / "cgroup.procs"
-        if procs.is_file():
-            try:
-                return [int(p) for p in procs.read_text().split()]
-            except OSError:
-                return []
-    return []
 
 
 class Container:
@@ -145,11 +118,11 @@ class Container:
         try:
             # the writable layer is an ext4 filesystem of storage_mb in a sparse file, loop-mounted: the sandbox's
             # disk is bounded on disk (not in memory, as a tmpfs would), and what it wrote is one file to remove
-            _make_layer_filesystem(self.state_dir / "layer.img", self.config.storage_mb or DEFAULT_STORAGE_MB)
-            _mount(["-o", "loop,nodev,nosuid", str(self.state_dir / "layer.img"), str(layer)])
+            make_layer_filesystem(self.state_dir / "layer.img", self.config.storage_mb or DEFAULT_STORAGE_MB)
+            mount(["-o", "loop,nodev,nosuid", str(self.state_dir / "layer.img"), str(layer)])
             (layer / "upper").mkdir(exist_ok=True)
             (layer / "work").mkdir(exist_ok=True)
-            _mount(
+            mount(
                 [
                     "-t",
                     "overlay",
@@ -298,7 +271,7 @@ class Container:
         if channel is not None:
             channel.close()
             if self._init_pid is not None:
-                _wait_gone(self._init_pid, timeout=5.0)
+                wait_gone(self._init_pid, timeout=5.0)
         if self._slirp is not None:
             self._slirp.kill()
             self._slirp.wait()
@@ -328,7 +301,7 @@ class Container:
         return channel is not None and channel.alive and pid is not None and Path(f"/proc/{pid}").exists()
 
     def processes(self) -> list[int]:
-        return _cgroup_procs(self.cgroups_path)
+        return cgroup_procs(self.cgroups_path)
 
     def kill_processes(self) -> None:
         """Kill everything in the sandbox but its init (a timed-out or cancelled command and what it started)."""
@@ -473,52 +446,3 @@ def pack_to(archive: Path, source: Path, arcname: str) -> None:
     ``archive`` (streamed into the sandbox in pieces, never held in memory; GNU format, which busybox reads)."""
     with tarfile.open(archive, mode="w", format=tarfile.GNU_FORMAT) as tar:
         tar.add(source, arcname=arcname, filter=_owned_by_root)
-
-
-def _wait_gone(pid: int, timeout: float) -> None:
-    """Wait for a process that is not our child to end (its pidfd becomes readable when it does)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except OSError:  # already gone
-        return
-    try:
-        select.select([fd], [], [], timeout)
-    finally:
-        os.close(fd)
-
-
-def runtime_problem(runtime: str = "runc") -> str | None:
-    """Why this machine cannot run the local backend, or None."""
-    if os.geteuid() != 0:
-        return (
-            "the local backend runs sandboxes with an OCI runtime and needs root "
-            "(run as root, or use --env docker / --env podman)"
-        )
-    missing = [tool for tool in (runtime, "buildah") if not shutil.which(tool)]
-    if missing:
-        return f"{' and '.join(missing)} not found (bash scripts/system-deps.sh installs them from Debian's packages)"
-    try:
-        from autoenv.sandbox.local.seccomp import profile_path
-
-        profile_path()
-    except RuntimeError as exc:
-        return str(exc)
-    return None
-
-
-def _run_checked(argv: list[str]) -> None:
-    result = subprocess.run(argv, capture_output=True, text=True, cwd="/")
-    if result.returncode != 0:
-        raise SandboxStartError(f"{' '.join(argv)} failed: {result.stderr.strip()}")
-
-
-def _make_layer_filesystem(image: Path, size_mb: int) -> None:
-    """An empty ext4 filesystem of ``size_mb`` in a sparse file (~10 ms: no journal, lazy inode tables)."""
-    with open(image, "wb") as handle:
-        handle.truncate(int(size_mb) << 20)
-    mkfs = shutil.which("mkfs.ext4") or "/sbin/mkfs.ext4"
-    _run_checked([mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard", str(image)])
-
-
-def _mount(args: list[str]) -> None:
-    _run_checked(["mount", *args])

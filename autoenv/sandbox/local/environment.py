@@ -26,16 +26,10 @@ from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.definition import environment_content_hash
 from harbor.models.trial.paths import EnvironmentPaths
 
+from autoenv.sandbox.backend import IMAGE_RECORD
 from autoenv.sandbox.local import oci, spares
-from autoenv.sandbox.local.container import (
-    DEFAULT_STORAGE_MB,
-    RUNTIMES,
-    Container,
-    ContainerConfig,
-    SandboxError,
-    pack_to,
-    runtime_problem,
-)
+from autoenv.sandbox.local.container import DEFAULT_STORAGE_MB, RUNTIMES, Container, ContainerConfig, pack_to
+from autoenv.sandbox.local.host import SandboxError, runtime_problem
 from autoenv.sandbox.local.image import BuildError, Image, build_image, cache_root
 from autoenv.sandbox.transfer import (
     TransferLimitExceeded,
@@ -51,9 +45,6 @@ from autoenv.sandbox.transfer import (
 #: Environment every sandboxed process starts from, under the image's own ENV:
 #: never the caller's, so API keys and the host's PATH do not leak into tasks.
 BASE_ENV = {"PATH": oci.DEFAULT_PATH, "HOME": "/root", "TERM": "xterm", "HOSTNAME": "sandbox"}
-
-#: Name of the file in the trial folder that records the image (and any stand-in base) the trial ran on.
-IMAGE_RECORD = "autoenv-image.json"
 
 
 class LocalEnvironment(BaseEnvironment):

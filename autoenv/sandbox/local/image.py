@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 
 from autoenv.errors import BuildError, MachineError
+from autoenv.sandbox.dockerfile import FROM_LINE, base_images
 from autoenv.sandbox.local import cache as image_cache
 from autoenv.sandbox.local import standins
 from autoenv.sandbox.local.cache import cache_root
@@ -94,24 +95,6 @@ def _buildah(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 
 # -- base images -----------------------------------------------------------------------
-
-_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.IGNORECASE | re.MULTILINE)
-_ARG = re.compile(r"^\s*ARG\s+(\w+)(?:=(\S*))?", re.IGNORECASE | re.MULTILINE)
-
-
-def base_images(dockerfile_text: str) -> list[str]:
-    """The external images a Dockerfile starts from (stages and ``scratch`` excluded)."""
-    args = {m.group(1): (m.group(2) or "").strip("\"'") for m in _ARG.finditer(dockerfile_text.split("\nFROM")[0])}
-    stages: set[str] = set()
-    bases: list[str] = []
-    for match in _FROM.finditer(dockerfile_text):
-        ref = re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), match.group(1))
-        if ref.lower() != "scratch" and ref.lower() not in stages and ref not in bases:
-            bases.append(ref)
-        if match.group(2):
-            stages.add(match.group(2).lower())
-    return bases
-
 
 _pull_failed: dict[str, str] = {}
 
@@ -439,7 +422,7 @@ def _rootfs(key: str, tag: str) -> Path:
 def base_rootfs(dockerfile_text: str) -> Path | None:
     """The mounted root of the image a Dockerfile's final stage starts from (its stand-in where one was used), to
     tell the task's files from the base system's; None for ``scratch``, a build stage, or a base not at hand."""
-    final = list(_FROM.finditer(dockerfile_text))
+    final = list(FROM_LINE.finditer(dockerfile_text))
     if not final:
         return None
     ref = final[-1].group(1)

@@ -13,9 +13,10 @@ import hashlib
 from importlib import import_module
 from pathlib import Path
 
-from autoenv.validate.checks.base import Check, CheckName, CheckResult, Context, Outcomes, skipped, trial_evidence
+from autoenv.validate.checks.base import Check, CheckName, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.build import check_build_from_trials, check_build_local
 from autoenv.validate.checks.deterministic import check_deterministic
+from autoenv.validate.checks.evidence import trial_evidence
 from autoenv.validate.checks.leakage import check_leakage, warnings_count
 from autoenv.validate.checks.nop import check_nop
 from autoenv.validate.checks.oracle import check_oracle, missing_programs
@@ -48,6 +49,7 @@ VERDICT_CODE = (
     "validate/leakage",
     "validate/validation.py",
     "agents/adversary.py",
+    "agents/cheats.py",
     "agents/partial.py",
     "agents/oracle.py",
     "agents/scan.py",

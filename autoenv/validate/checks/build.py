@@ -1,4 +1,5 @@
-"""Build: the environment builds within the task's build_timeout_sec (locally, or judged from the trials)."""
+"""Build: the environment builds within the task's build_timeout_sec (by a backend that builds images before its
+trials, or judged from the trials)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,25 @@ from pathlib import Path
 from harbor.environments.definition import environment_content_hash
 from harbor.models.task.task import Task
 
-from autoenv.sandbox.local.image import BUILDER_VERSION, BuildError, Image, build_image, cache_root
+from autoenv.errors import BuildError
+from autoenv.sandbox.backend import Backend, BuiltImage
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, Trial, phase_seconds, tail
+from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.evidence import phase_seconds, tail
 
 
-async def check_build_local(task_dir: Path, *, force: bool = False) -> tuple[CheckResult, Image | None]:
-    """Build (or reuse) the local image within the task's build_timeout_sec."""
+async def check_build_local(
+    task_dir: Path, backend: Backend, *, force: bool = False
+) -> tuple[CheckResult, BuiltImage | None]:
+    """Build (or reuse) the backend's image within the task's build_timeout_sec."""
     task = Task(task_dir)
     env_cfg = task.config.environment
     env_dir = task.paths.environment_dir
     key = environment_content_hash(env_dir, docker_image=env_cfg.docker_image)
     started = time.monotonic()
-    cached = (Path(_image_dir_for(key)) / "image.json").exists() and not force
+    cached = backend.is_built(key) and not force
     try:
-        image = await build_image(
+        image = await backend.build(
             env_dir, key=key, docker_image=env_cfg.docker_image, timeout_sec=env_cfg.build_timeout_sec, force=force
         )
     except BuildError as exc:
@@ -34,7 +39,7 @@ async def check_build_local(task_dir: Path, *, force: bool = False) -> tuple[Che
             seconds=seconds,
             summary=f"environment failed to build: {message.splitlines()[0][:200]}",
             evidence={"error": tail(message), "build_timeout_sec": env_cfg.build_timeout_sec},
-            feedback=f"environment/Dockerfile does not build (local backend):\n{tail(message)}",
+            feedback=f"environment/Dockerfile does not build ({backend.name} backend):\n{tail(message)}",
         ), None
     seconds = round(time.monotonic() - started, 3)
     return CheckResult(
@@ -46,10 +51,6 @@ async def check_build_local(task_dir: Path, *, force: bool = False) -> tuple[Che
         + f", limit {env_cfg.build_timeout_sec:g}s",
         evidence={"image": str(image.directory), "cached": cached, "build_timeout_sec": env_cfg.build_timeout_sec},
     ), image
-
-
-def _image_dir_for(key: str) -> Path:
-    return cache_root() / "images" / f"{key}-v{BUILDER_VERSION}"
 
 
 def check_build_from_trials(outcomes: list[TrialOutcome], build_timeout_sec: float) -> CheckResult:
@@ -80,13 +81,13 @@ class BuildCheck(Check):
     blocks = True  # no trial runs without an environment
 
     def needs(self, ctx: Context) -> frozenset[Trial]:
-        # the local backend builds directly (a broken line is reported without a trial); others build in the
-        # first stage's trials
-        return frozenset() if ctx.local else frozenset({"oracle", "nop", "scan"})
+        # a backend that builds images builds directly (a broken line is reported without a trial); others build in
+        # the first stage's trials
+        return frozenset() if ctx.builds_images else frozenset({"oracle", "nop", "scan"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
-        if ctx.local:
-            result, ctx.image = await check_build_local(ctx.task_dir, force=ctx.force)
+        if ctx.builds_images:
+            result, ctx.image = await check_build_local(ctx.task_dir, ctx.backend, force=ctx.force)
             return result
         return check_build_from_trials(outcomes.all(), ctx.task.config.environment.build_timeout_sec)
 

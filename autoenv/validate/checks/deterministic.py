@@ -3,17 +3,8 @@
 from __future__ import annotations
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import (
-    FIRST,
-    Check,
-    CheckResult,
-    Context,
-    Outcomes,
-    Trial,
-    describe,
-    outputs_block,
-    trial_evidence,
-)
+from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
 
 
 def check_deterministic(outcomes: list[TrialOutcome]) -> CheckResult:

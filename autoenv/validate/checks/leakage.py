@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.agents.partial import solution_outputs
-from autoenv.sandbox.local.image import base_rootfs
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial
 from autoenv.validate.leakage import (
@@ -171,7 +170,7 @@ class LeakageCheck(Check):
             readable, skip = ctx.image.rootfs, PACKAGE_DIRS
             dockerfile = ctx.task_dir / "environment" / "Dockerfile"
             if dockerfile.is_file():
-                base = await asyncio.to_thread(base_rootfs, dockerfile.read_text(errors="replace"))
+                base = await asyncio.to_thread(ctx.backend.base_rootfs, dockerfile.read_text(errors="replace"))
         else:
             scan_dir = outcomes.scan.trial_dir if outcomes.scan is not None else None
             readable, skip = extracted_root(Path(scan_dir or ".")), EXTRACTED_SKIP

@@ -3,18 +3,8 @@
 from __future__ import annotations
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import (
-    FIRST,
-    Check,
-    CheckResult,
-    Context,
-    Outcomes,
-    Trial,
-    describe,
-    network_advice,
-    outputs_block,
-    trial_evidence,
-)
+from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.evidence import describe, network_advice, outputs_block, trial_evidence
 
 
 def check_nop(outcome: TrialOutcome, *, offline: bool = False) -> CheckResult:

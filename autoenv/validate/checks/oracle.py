@@ -5,19 +5,8 @@ from __future__ import annotations
 import re
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import (
-    FIRST,
-    Check,
-    CheckResult,
-    Context,
-    Outcomes,
-    Trial,
-    describe,
-    network_advice,
-    network_failure,
-    outputs_block,
-    trial_evidence,
-)
+from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.evidence import describe, network_advice, network_failure, outputs_block, trial_evidence
 
 #: How a shell, env or Python says a program (or module) is not there; group 1 is its name.
 _MISSING = (

@@ -4,18 +4,8 @@ from __future__ import annotations
 
 from autoenv.agents.partial import created_outputs, mutated_files
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import (
-    SECOND,
-    Check,
-    CheckResult,
-    Context,
-    Outcomes,
-    Trial,
-    describe,
-    outputs_block,
-    skipped,
-    trial_evidence,
-)
+from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial, skipped
+from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
 
 
 def check_partial(outcome: TrialOutcome, *, threshold: float = 1.0) -> CheckResult:

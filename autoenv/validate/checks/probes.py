@@ -10,7 +10,8 @@ file in any run (its result is a deletion, a permission, a process) passes: the 
 from __future__ import annotations
 
 from autoenv.agents.partial import changed_files
-from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial, describe, skipped
+from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial, skipped
+from autoenv.validate.checks.evidence import describe
 
 
 def check_probes(oracle_changed: list[list[str] | None], partial_changed: list[str] | None) -> CheckResult:

@@ -14,18 +14,8 @@ from harbor.models.task.config import VerifierEnvironmentMode
 from autoenv.agents.adversary import CHEAT_KINDS, SHARED_MODE_FAMILIES
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import (
-    SECOND,
-    Check,
-    CheckResult,
-    Context,
-    Outcomes,
-    Trial,
-    describe,
-    outputs_block,
-    skipped,
-    trial_evidence,
-)
+from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial, skipped
+from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
 
 #: The cheating agent, by import path (its ``cheats`` kwarg picks families).
 ADVERSARY = "autoenv.agents.adversary:AdversaryAgent"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial, first_line, phase_seconds
+from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.evidence import first_line, phase_seconds
 
 
 def check_timeouts(

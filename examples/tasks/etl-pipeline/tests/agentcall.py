@@ -276,23 +276,32 @@ class _Zygote:
         self.proc.wait()
 
 
-def _signal_as_agent(pgid: int) -> None:
-    """SIGKILL a process group from a process that is nobody: it reaches the agent's processes and no one else,
-    whatever pid the zygote reported."""
+def _as_agent(act) -> None:
+    """Run ``act`` in a forked child that is nobody (no groups, the agent's uid and gid) and wait for it: a signal
+    sent from there reaches the agent's processes and no one else's."""
     pid = os.fork()
     if pid == 0:
         try:
             os.setgroups([])
             os.setgid(AGENT_UID)
             os.setuid(AGENT_UID)
-            for kill in (os.killpg, os.kill):  # the group, and the child itself should it not lead one yet
-                try:
-                    kill(pgid, signal.SIGKILL)
-                except OSError:
-                    pass
+            act()
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
+
+
+def _signal_as_agent(pgid: int) -> None:
+    """SIGKILL a process group as nobody, whatever pid the zygote reported."""
+
+    def kill_group() -> None:
+        for kill in (os.killpg, os.kill):  # the group, and the child itself should it not lead one yet
+            try:
+                kill(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    _as_agent(kill_group)
 
 
 class _Child:
@@ -468,17 +477,8 @@ def _run_program(request: dict) -> dict:
 
 
 def _kill_agent_processes() -> None:
-    """Every process nobody still has (a daemon the agent's code left), killed from a child that is nobody."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setgid(AGENT_UID)
-            os.setuid(AGENT_UID)
-            os.kill(-1, signal.SIGKILL)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    """Every process nobody still has (a daemon the agent's code left), killed as nobody."""
+    _as_agent(lambda: os.kill(-1, signal.SIGKILL))
 
 
 _READ = "import sys; sys.stdout.write(open(sys.argv[1], encoding='utf-8', errors='replace').read())"

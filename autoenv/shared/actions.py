@@ -256,3 +256,15 @@ def _brief(exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"][1:] or err["loc"])
         parts.append(f"{loc}: {err['msg']}")
     return "; ".join(parts)
+
+
+class ActionResult(BaseModel):
+    """What one executed (or refused) call produced, as shown to the policy."""
+
+    call_id: str
+    action: Action | None = None
+    output: str
+    exit_code: int | None = None
+    error: str | None = None
+    duration_sec: float | None = None
+    truncated: bool = False
