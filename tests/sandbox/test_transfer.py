@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from autoenv.sandbox.local.environment import _extract_one, _extract_tree
-from autoenv.sandbox.transfer import ArchiveSink, TransferLimitExceeded, TransferLimits, check_archive
+from autoenv.sandbox.transfer import (
+    ArchiveSink,
+    TransferLimitExceeded,
+    TransferLimits,
+    check_archive,
+    extract_one,
+    extract_tree,
+)
 
 
 def _tar(path: Path, members: dict[str, bytes | None]) -> Path:
@@ -41,7 +47,7 @@ def test_the_sink_counts_members_as_they_pass_and_stops_past_the_bound(tmp_path)
 def test_a_folder_is_not_a_file_and_depth_is_bounded(tmp_path):
     archive = _tar(tmp_path / "dir.tar", {"app": None, "app/inner.txt": b"x"})
     with pytest.raises(FileNotFoundError):
-        _extract_one(archive, tmp_path / "got" / "app")
+        extract_one(archive, tmp_path / "got" / "app")
     assert not (tmp_path / "got" / "app").exists()
     deep = _tar(tmp_path / "deep.tar", {"/".join(["d"] * 70) + "/f": b"x"})
     with pytest.raises(TransferLimitExceeded, match="64 folders deep"):
@@ -50,7 +56,7 @@ def test_a_folder_is_not_a_file_and_depth_is_bounded(tmp_path):
 
 def test_zeros_are_extracted_as_holes(tmp_path):
     archive = _tar(tmp_path / "z.tar", {"./zeros.bin": bytes(8 << 20), "./data.bin": b"hello"})
-    _extract_tree(archive, tmp_path / "out")
+    extract_tree(archive, tmp_path / "out")
     zeros = tmp_path / "out" / "zeros.bin"
     assert zeros.stat().st_size == 8 << 20 and zeros.stat().st_blocks * 512 < 1 << 20
     assert (tmp_path / "out" / "data.bin").read_bytes() == b"hello"
