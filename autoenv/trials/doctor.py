@@ -246,6 +246,14 @@ def _docker() -> str:
     return f"Docker {version}, Compose {compose}"
 
 
+def _docker_disk_bound() -> str:
+    from autoenv.sandbox.docker import disk_bound_problem
+
+    if problem := disk_bound_problem():
+        raise RuntimeError(f"none: what the agent writes is the host's disk; {problem}")
+    return "each sandbox's writable layer has storage_mb (--storage-opt size=)"
+
+
 def diagnose(
     env: str = "local", *, builds: bool = True, trials: bool = True, on_check: Callable[[Check], None] | None = None
 ) -> Diagnosis:
@@ -304,6 +312,10 @@ def diagnose(
             add(_timed("sandbox, public", _trial("public", "local"), fix="apt-get install -y slirp4netns"))
     elif env == "docker":
         add(_timed("docker daemon and compose", _docker, fix="bash scripts/docker-setup.sh"))
+        if checks[-1].ok:
+            from autoenv.sandbox.docker import DISK_BOUND_FIX
+
+            add(_timed("disk bound per sandbox", _docker_disk_bound, fix=DISK_BOUND_FIX, need=Need.OPTIONAL))
         if trials and checks[-1].ok:
             add(_timed("sandbox, no-network", _trial("no-network", "docker"), fix="bash scripts/docker-setup.sh"))
     else:
