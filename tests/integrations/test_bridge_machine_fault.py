@@ -17,6 +17,7 @@ import pytest
 
 from autoenv.train.trainenv import REPO_ROOT, train_env, train_python
 from tests.conftest import needs_namespaces, write_task
+from tests.redteam.test_trial_bounds import TOML  # a separate verifier, /app its artifact, no network
 
 TRAIN_PY = train_python(required=False)
 
@@ -34,21 +35,6 @@ if [ -e {marker} ]; then
   done
 fi
 exec {real} "$@"
-"""
-
-TOML = """\
-schema_version = "1.4"
-artifacts = ["/app"]
-[metadata]
-author_name = "autoenv-tests"
-[verifier]
-environment_mode = "separate"
-timeout_sec = 60.0
-[agent]
-timeout_sec = 120.0
-[environment]
-build_timeout_sec = 120.0
-network_mode = "no-network"
 """
 
 
