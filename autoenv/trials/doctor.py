@@ -87,7 +87,8 @@ def _trial(mode: str, env: str) -> Callable[[], str]:
                 (task / folder).mkdir(parents=True)
             (task / "task.toml").write_text(_TASK_TOML.format(mode=mode))
             (task / "instruction.md").write_text("Write the word ok to /app/out.txt.\n")
-            (task / "environment" / "Dockerfile").write_text("FROM debian:bookworm\nWORKDIR /app\n")
+            # a base every backend the doctor knows has offline: a local stand-in, and the one docker-setup.sh loads
+            (task / "environment" / "Dockerfile").write_text("FROM python:3.12-slim\nWORKDIR /app\n")
             (task / "solution" / "solve.sh").write_text("#!/bin/sh\necho ok > /app/out.txt\n")
             (task / "tests" / "test.sh").write_text(
                 "#!/bin/sh\nif grep -qx ok /app/out.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"

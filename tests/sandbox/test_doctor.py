@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from autoenv.errors import BuildError, Fault, MachineError, explain
+from autoenv.sandbox.docker import disk_bound_problem
 from autoenv.sandbox.local import image
 from autoenv.sandbox.local.preflight import backend_packages
 from autoenv.store.db import Store
 from autoenv.trials.doctor import diagnose
-from tests.conftest import REPO, needs_namespaces
+from tests.conftest import REPO, docker_problem, needs_namespaces
 
 AUTOENV = [sys.executable, "-m", "autoenv.cli.main"]
 
@@ -75,6 +76,7 @@ def test_a_buildah_that_always_fails_stops_the_flywheel_and_records_nothing(tmp_
     shims = _shim(tmp_path / "bin", "buildah", 'echo "buildah: storage is broken" >&2; exit 125')
     env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
     db = tmp_path / "fw.db"
+    Store(str(db))  # an empty store, so that "nothing recorded" is asked of a store the run could have written
     started = time.monotonic()
     done = subprocess.run(
         [*AUTOENV, "flywheel", "--steps", "1", "--db", str(db), "--out", str(tmp_path / "out")],
@@ -83,8 +85,7 @@ def test_a_buildah_that_always_fails_stops_the_flywheel_and_records_nothing(tmp_
     assert time.monotonic() - started < 60
     assert done.returncode == 4, done.stderr
     assert "buildah" in done.stderr and "autoenv doctor" in done.stderr and "fix:" in done.stderr
-    if db.exists():  # nothing was scored: no attempt recorded as an invalid task
-        assert Store(str(db)).attempts() == []
+    assert Store(str(db)).attempts() == []  # nothing was scored: no attempt recorded as an invalid task
     doctor = subprocess.run([*AUTOENV, "doctor", "--quick"], capture_output=True, text=True, env=env, timeout=120)
     assert doctor.returncode == 4
     assert "FAIL buildah answers" in doctor.stderr and "apt-get install -y buildah" in doctor.stderr
@@ -148,3 +149,27 @@ def test_the_bundled_tasks_agentcall_is_the_packaged_one():
     copies = sorted(REPO.glob("examples/tasks/*/tests/agentcall.py"))
     assert copies
     assert [p for p in copies if p.read_text() != AGENTCALL] == []
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(docker_problem() is not None, reason=f"Docker backend: {docker_problem()}")
+def test_the_docker_doctor_says_whether_sandboxes_have_a_disk_bound():
+    """overlay2 on ext4 refuses --storage-opt size=: the doctor says the Docker backend has no disk bound, and how
+    to get one; on a daemon that can bound it, that it does (asked of the daemon itself, not guessed)."""
+    check = next(c for c in diagnose("docker", trials=False).checks if c.name == "disk bound per sandbox")
+    info = subprocess.run(["docker", "info", "--format", "{{.Driver}} {{json .DriverStatus}}"], capture_output=True)
+    on_ext4 = b"overlay2" in info.stdout and b"extfs" in info.stdout
+    assert check.ok is (disk_bound_problem() is None) and (not on_ext4 or not check.ok), check
+    if not check.ok:
+        assert "host's disk" in check.detail and "pquota" in check.fix, check
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(docker_problem() is not None, reason=f"Docker backend: {docker_problem()}")
+def test_the_docker_doctor_starts_a_real_trial_even_without_a_disk_bound():
+    """The optional disk-bound warning does not stop the doctor before its real trial, and that trial's base image is
+    one the offline Docker set-up loads (a base the daemon lacks would fail on a pull, reading as a broken daemon)."""
+    checks = {c.name: c for c in diagnose("docker").checks}
+    assert checks["sandbox, no-network"].ok, checks["sandbox, no-network"]
+    assert all(c.ok for c in checks.values() if c.need == "required"), checks

@@ -14,11 +14,7 @@ import asyncio
 import json
 import os
 import shlex
-import shutil
-import tarfile
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFailedError
@@ -31,16 +27,7 @@ from autoenv.sandbox.local import oci, spares
 from autoenv.sandbox.local.container import DEFAULT_STORAGE_MB, RUNTIMES, Container, ContainerConfig, pack_to
 from autoenv.sandbox.local.host import SandboxError, runtime_problem
 from autoenv.sandbox.local.image import BuildError, Image, build_image, cache_root
-from autoenv.sandbox.transfer import (
-    TransferLimitExceeded,
-    TransferLimits,
-    check_archive,
-    extract_archive,
-    publish_dir,
-    record_limit,
-    staging_dir,
-    write_sparse,
-)
+from autoenv.sandbox.transfer import TransferLimitExceeded, extract_one, extract_tree, record_limit, scratch_file
 
 #: Environment every sandboxed process starts from, under the image's own ENV:
 #: never the caller's, so API keys and the host's PATH do not leak into tasks.
@@ -229,27 +216,27 @@ class LocalEnvironment(BaseEnvironment):
 
     async def upload_file(self, source_path: Path | str, target_path: str):
         target = PurePosixPath(target_path)
-        with _scratch_file(self.trial_paths.trial_dir) as archive:
+        with scratch_file(self.trial_paths.trial_dir) as archive:
             await asyncio.to_thread(pack_to, archive, Path(source_path), target.name)
             await self._require().put_archive(archive, str(target.parent))
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str):
-        with _scratch_file(self.trial_paths.trial_dir) as archive:
+        with scratch_file(self.trial_paths.trial_dir) as archive:
             await asyncio.to_thread(pack_to, archive, Path(source_dir), ".")
             await self._require().put_archive(archive, target_dir)
 
     async def download_file(self, source_path: str, target_path: Path | str):
         # follow links inside the sandbox (its own root), never on the host
         target = Path(target_path)
-        with _scratch_file(target) as archive:
+        with scratch_file(target) as archive:
             await self._collect(source_path, archive, follow=True)
-            await asyncio.to_thread(_extract_one, archive, target)
+            await asyncio.to_thread(extract_one, archive, target)
 
     async def download_dir(self, source_dir: str, target_dir: Path | str):
         target = Path(target_dir)
-        with _scratch_file(target) as archive:
+        with scratch_file(target) as archive:
             await self._collect(source_dir.rstrip("/") + "/.", archive, follow=False)
-            await asyncio.to_thread(_extract_tree, archive, target)
+            await asyncio.to_thread(extract_tree, archive, target)
 
     async def _collect(self, source: str, archive: Path, *, follow: bool) -> None:
         try:
@@ -257,40 +244,3 @@ class LocalEnvironment(BaseEnvironment):
         except TransferLimitExceeded as exc:
             record_limit(self.trial_paths.trial_dir, str(exc))
             raise
-
-
-@contextmanager
-def _scratch_file(near: Path) -> Iterator[Path]:
-    """A temporary file beside ``near`` (the host's disk, never memory), removed afterwards."""
-    near.parent.mkdir(parents=True, exist_ok=True)
-    path = near.parent / f".{near.name}.{uuid.uuid4().hex[:8]}.tar"
-    try:
-        yield path
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def _extract_tree(archive: Path, target: Path) -> None:
-    check_archive(archive, TransferLimits())
-    staged = staging_dir(target)
-    try:
-        extract_archive(archive, staged)
-        publish_dir(staged, target)
-    finally:
-        shutil.rmtree(staged, ignore_errors=True)
-
-
-def _extract_one(archive: Path, target: Path) -> None:
-    with tarfile.open(archive, mode="r|") as tar:
-        # the archive of one file holds that file first: a folder (or anything else) there is not a file, and
-        # no file inside it may stand in for it (a verifier would get a file where the agent left a folder)
-        member = next(iter(tar), None)
-        if member is None or not member.isfile():
-            raise FileNotFoundError(f"not a regular file in the sandbox: {target.name}")
-        source = tar.extractfile(member)
-        assert source is not None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:6]}")
-        write_sparse(source, tmp, member.size)
-        os.chmod(tmp, member.mode & 0o755 | 0o600)
-        os.replace(tmp, target)
