@@ -30,6 +30,8 @@ CHECKS: list[Check] = [
     for module in (
         "structure",
         "build",
+        "solvable",
+        "inputs",
         "oracle",
         "deterministic",
         "nop",
@@ -47,6 +49,7 @@ VERDICT_CODE = (
     "validate/checks",
     "validate/leakage",
     "validate/validation.py",
+    "validate/verdict.py",
     "agents/adversary.py",
     "agents/partial.py",
     "agents/oracle.py",
