@@ -181,7 +181,7 @@ def minimal_content(path: str, example: str | None, enums: list[list[str]]) -> s
         return "{}\n"
     if suffix == ".csv" and example:
         return example.splitlines()[0] + "\n"
-    if suffix in (".txt", ".log", ".out") and example:
+    if suffix in (".txt", ".out"):
         return "0\n"
     return None
 

@@ -25,7 +25,7 @@ _SH_READERS = re.compile(
     r"sed|cut|python3?|bash|sh|source|\.)\s+((?:'[^']*'\s+|\"[^\"]*\"\s+|[^\s;|&<>/'\"][^\s;|&<>]*\s+){0,4}?)"
     r"(/[\w./@+-]+)"
 )
-_SH_INPUT = re.compile(r"(?<![<>0-9&])<\s*(/[\w./@+-]+)")
+_SH_INPUT = re.compile(r"(?<![<>0-9&])<\s*(/[\w./@+-]+)|\bopen\(\s*\\?[\"'](/[\w./@+-]+)")
 _SH_WRITES = re.compile(r"(?:>>?|\btee\s+(?:-a\s+)?|\bmkdir\s+(?:-p\s+)?|\btouch\s+|-o\s+)\s*(/[\w./@+-]+)")
 #: Where the tests' own files, the verdict and scratch space live: never the task's inputs or outputs.
 _EXEMPT = ("/tests", "/logs", "/tmp", "/proc", "/sys", "/dev", "/usr", "/bin", "/lib", "/etc", "/var", "/oracle")
@@ -110,8 +110,8 @@ def shell_reads(source: str) -> list[tuple[str, int]]:
         code = line.split("#", 1)[0] if not line.lstrip().startswith("#!") else ""
         for match in _SH_READERS.finditer(code):
             found.append((str(PurePosixPath(match.group(2))), number))
-        for match in _SH_INPUT.finditer(code):
-            found.append((str(PurePosixPath(match.group(1))), number))
+        for match in _SH_INPUT.finditer(code):  # (``< file``, or Python's open() in an inline program)
+            found.append((str(PurePosixPath(match.group(1) or match.group(2))), number))
         written |= {str(PurePosixPath(m.group(1))) for m in _SH_WRITES.finditer(code)}
     return [(p, n) for p, n in dict.fromkeys(found) if p not in written and not p.endswith(".sh")]
 

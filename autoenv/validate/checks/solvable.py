@@ -17,15 +17,17 @@ from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Out
 from autoenv.validate.checks.reads import Read, in_image, test_reads
 
 
-def named_by(instruction: str, path: str) -> bool:
-    """Whether the instruction names ``path``: in full, by its file name, or by a folder above it."""
-    if path in instruction:
-        return True
+def _mentions(instruction: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(text)}/?(?![\w.-])", instruction) is not None
+
+
+def named_by(instruction: str, path: str, output_folders: list[str] = ()) -> bool:
+    """Whether the instruction names ``path`` as something to write: in full, by its file name, or as a file in an
+    output folder it names (``output_folders``: the folders above ``path`` that the image does not have)."""
     name = PurePosixPath(path).name
-    if "." in name and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", instruction):
+    if _mentions(instruction, path) or ("." in name and _mentions(instruction, name)):
         return True
-    parents = [str(p) for p in PurePosixPath(path).parents if str(p) not in ("/", ".")]
-    return any(re.search(rf"{re.escape(p)}/?(?![\w.-])", instruction) for p in parents[:-1])
+    return any(_mentions(instruction, folder) for folder in output_folders)
 
 
 def unreadable(ctx: Context, reads: list[Read]) -> list[Read]:
@@ -33,7 +35,10 @@ def unreadable(ctx: Context, reads: list[Read]) -> list[Read]:
     instruction = ctx.task.instruction
     seen: dict[str, Read] = {}
     for read in reads:
-        if read.path in seen or in_image(ctx, read.path) or named_by(instruction, read.path):
+        if read.path in seen or in_image(ctx, read.path):
+            continue
+        parents = [str(p) for p in PurePosixPath(read.path).parents if str(p) != "/"]
+        if named_by(instruction, read.path, [p for p in parents if not in_image(ctx, p)]):
             continue
         seen[read.path] = read
     return list(seen.values())

@@ -249,8 +249,8 @@ class TamperCheck(Check):
                 won = next((o for o in diagnosis.values() if o.reward is not None and o.reward >= ctx.threshold), None)
                 if won is not None:
                     result = check_tamper(won, threshold=ctx.threshold, diagnosis=diagnosis)
-                elif diagnosis:
-                    result.summary += f"; shortcut cheats ({', '.join(diagnosis)}) got 0"
+                else:  # (in the evidence: the summary stays what it was for tasks these cheats do not beat)
+                    result.evidence["shortcuts"] = {family: describe(o) for family, o in diagnosis.items()}
         diagnosed = [o for o in (diagnosis or {}).values() if o is not None]
         result.seconds = round(sum(o.duration_sec or 0.0 for o in [adversary, *diagnosed]), 3)
         if not separate and result.passed:
