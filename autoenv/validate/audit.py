@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, model_validator
 from autoenv.errors import Fault, explain
 from autoenv.taskfmt.check import Level
 from autoenv.validate.validation import ValidationReport, avalidate_task
-from autoenv.validate.verdict import Undetermined
+from autoenv.validate.verdict import Undetermined, two_valued
 from autoenv.vocab import Verdict
 
 
@@ -47,10 +47,7 @@ class AuditEntry(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _two_valued(cls, data: Any) -> Any:
-        """An entry written before the third verdict: its ``valid`` is its verdict."""
-        if isinstance(data, dict) and "verdict" not in data and "valid" in data:
-            data = {**data, "verdict": Verdict.VALID if data["valid"] else Verdict.INVALID}
-        return data
+        return two_valued(data)
 
     @classmethod
     def of(cls, report: ValidationReport) -> AuditEntry:

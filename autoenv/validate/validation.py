@@ -29,7 +29,7 @@ from autoenv.validate import cache, checks
 from autoenv.validate.checks import CHECK_ORDER, CHECKS, CheckName, CheckResult, Context, skipped
 from autoenv.validate.checks.base import BUILD, FIRST, SECOND, STATIC, Trial
 from autoenv.validate.leakage import scan_instruction, task_secrets
-from autoenv.validate.verdict import Undetermined, decide, reasons
+from autoenv.validate.verdict import Undetermined, decide, reasons, two_valued
 from autoenv.vocab import Verdict
 
 #: The agent each kind of trial runs (by Harbor name or import path), with its kwargs.
@@ -102,10 +102,7 @@ class ValidationReport(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _two_valued(cls, data: Any) -> Any:
-        """A report recorded before the third verdict: its ``valid`` is its verdict."""
-        if isinstance(data, dict) and "verdict" not in data and "valid" in data:
-            data = {**data, "verdict": Verdict.VALID if data["valid"] else Verdict.INVALID}
-        return data
+        return two_valued(data)
 
     def check(self, name: CheckName) -> CheckResult | None:
         return next((c for c in self.checks if c.name == name), None)

@@ -83,6 +83,14 @@ def cannot_judge(result: CheckResult) -> Undetermined | None:
     return None
 
 
+def two_valued(data: Any) -> Any:
+    """A report (or audit entry) recorded before the third verdict, as a model validator reads it: its ``valid`` is
+    its verdict."""
+    if isinstance(data, dict) and "verdict" not in data and "valid" in data:
+        data = {**data, "verdict": Verdict.VALID if data["valid"] else Verdict.INVALID}
+    return data
+
+
 def _runs(evidence: dict[str, Any]) -> list[dict[str, Any]]:
     runs = evidence.get("runs")
     return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
@@ -114,4 +122,4 @@ def reasons(checks: Iterable[CheckResult]) -> list[Undetermined]:
     return found
 
 
-__all__ = ["NO_SOLUTION", "Undetermined", "cannot_judge", "decide", "reasons"]
+__all__ = ["NO_SOLUTION", "Undetermined", "cannot_judge", "decide", "reasons", "two_valued"]

@@ -17,7 +17,7 @@ from harbor.models.task.config import VerifierEnvironmentMode
 
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, skipped
-from autoenv.validate.checks.reads import in_image, test_reads
+from autoenv.validate.checks.reads import in_image, test_reads, unreadable_image
 
 #: Files that hold data (not programs or configurations the task may ask to change).
 DATA_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".txt", ".log", ".xml", ".yaml", ".yml", ".db", ".sqlite", ".dat"}
@@ -51,8 +51,7 @@ class InputsCheck(Check):
     may_not_run = True
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
-        if ctx.image is None:
-            why = "the environment did not build" if ctx.local else f"the image is not readable on {ctx.settings.env}"
+        if (why := unreadable_image(ctx)) is not None:
             return skipped(self.name, why)
         instruction = ctx.task.instruction
         seen: set[str] = set()

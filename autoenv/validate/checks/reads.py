@@ -142,6 +142,13 @@ def in_image(ctx: Context, path: str) -> bool | None:
     return (Path(ctx.image.rootfs) / path.lstrip("/")).exists()
 
 
+def unreadable_image(ctx: Context) -> str | None:
+    """Why the built image cannot be read here (None: it can), for the checks that read it."""
+    if ctx.image is not None:
+        return None
+    return "the environment did not build" if ctx.local else f"the image is not readable on {ctx.settings.env}"
+
+
 def agent_inputs(ctx: Context) -> list[str]:
     """The files the tests read that the image ships (inputs the agent could edit), memoized per validation."""
     if "agent_inputs" not in ctx.memo:

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, skipped
-from autoenv.validate.checks.reads import Read, in_image, test_reads
+from autoenv.validate.checks.reads import Read, in_image, test_reads, unreadable_image
 
 
 def _mentions(instruction: str, text: str) -> bool:
@@ -50,8 +50,7 @@ class SolvableCheck(Check):
     may_not_run = True  # the image cannot be read on every backend
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
-        if ctx.image is None:
-            why = "the environment did not build" if ctx.local else f"the image is not readable on {ctx.settings.env}"
+        if (why := unreadable_image(ctx)) is not None:
             return skipped(self.name, why)
         reads = test_reads(ctx.task_dir)
         missing = unreadable(ctx, reads)
