@@ -116,6 +116,19 @@ def validate(
             "make a task invalid too, and so does an undetermined verdict.",
         ),
     ] = False,
+    oracle_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--oracle-agent",
+            help="Without a reference solution (--no-oracle, or no solution/): k attempts by this agent "
+            "(a solver spec, e.g. terminal:policy=openai,model=M, or terminal:policy=scripted,success_rate=1 for the "
+            "families' tasks); a passing attempt shows the task solvable (it can be valid), none is 'unsolved in k "
+            "tries' (undetermined).",
+        ),
+    ] = None,
+    oracle_attempts: Annotated[
+        int, typer.Option("--oracle-attempts", min=1, help="Attempts of --oracle-agent (k).")
+    ] = 3,
     all_checks: Annotated[
         bool,
         typer.Option(
@@ -164,6 +177,13 @@ def validate(
     _check_env(env)
     if not 0 < margin <= 1:
         fail(f"--margin must be in (0, 1], got {margin}")
+    if oracle_agent is not None:
+        from autoenv.spec import SolverSpec
+
+        try:
+            SolverSpec.parse(oracle_agent)
+        except ValueError as exc:
+            fail(f"--oracle-agent {oracle_agent}: {exc}")
     runner.quiet_harbor_logs()
     settings = dict(
         env=env,
@@ -175,6 +195,8 @@ def validate(
         oracle=not no_oracle,
         strict=strict,
         all_checks=all_checks,
+        oracle_agent=oracle_agent,
+        oracle_attempts=oracle_attempts,
     )
     if path.is_dir() and not is_task_dir(path):  # a dataset folder: an audit
         _audit(

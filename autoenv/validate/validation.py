@@ -27,6 +27,7 @@ from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials import runner
 from autoenv.validate import cache, checks
 from autoenv.validate.checks import CHECK_ORDER, CHECKS, CheckName, CheckResult, Context, skipped
+from autoenv.validate.checks.agent_oracle import agent_oracle
 from autoenv.validate.checks.base import BUILD, FIRST, SECOND, STATIC, Trial
 from autoenv.validate.leakage import scan_instruction, task_secrets
 from autoenv.validate.verdict import Undetermined, decide, reasons, two_valued
@@ -68,12 +69,18 @@ class ValidationSettings(BaseModel):
         default=False,
         description="run every check even after one failed (default: stop once the cheap checks find an error)",
     )
+    oracle_agent: str | None = Field(
+        default=None,
+        description="without a reference solution: an agent spec whose passing attempt shows the task solvable",
+    )
+    oracle_attempts: int = Field(default=3, ge=1, description="attempts of oracle_agent")
 
     def key(self) -> str:
+        agent = f";oracle_agent={self.oracle_agent}x{self.oracle_attempts}" if self.oracle_agent else ""
         return (
             f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g};"
             f"oracle={int(self.oracle)};strict={int(self.strict)};all={int(self.all_checks)};"
-            f"checks={checks.CHECKS_VERSION}"
+            f"checks={checks.CHECKS_VERSION}{agent}"
         )
 
     def may_not_run(self) -> frozenset[str]:
@@ -234,6 +241,8 @@ async def avalidate_task(
     oracle: bool = True,
     strict: bool = False,
     all_checks: bool = False,
+    oracle_agent: str | None = None,
+    oracle_attempts: int = 3,
 ) -> ValidationReport:
     """Run the checks on one task (or return the recorded verdict for the same content).
 
@@ -242,7 +251,9 @@ async def avalidate_task(
     for expected values): a rejected task costs what its rejection costs. ``all_checks`` runs every check anyway
     (a full report, e.g. to compare with a reviewer's labels). ``oracle=False`` validates without the reference
     solution (datasets that ship none): the checks that need it are reported as not run and do not make the task
-    invalid. ``strict``: warnings count.
+    invalid; the task is at best "undetermined". ``oracle_agent`` (a solver spec): without a reference solution,
+    ``oracle_attempts`` attempts by that agent; one passing shows the task solvable. ``strict``: warnings and
+    undetermined verdicts count as invalid.
     """
     task_dir = Path(path).resolve()
     settings = ValidationSettings(
@@ -253,6 +264,8 @@ async def avalidate_task(
         oracle=oracle,
         strict=strict,
         all_checks=all_checks,
+        oracle_agent=oracle_agent,
+        oracle_attempts=oracle_attempts,
     )
     started_at, started = datetime.now(UTC), time.monotonic()
 
@@ -338,6 +351,9 @@ async def _run_checks(ctx: Context) -> None:
         if stage == FIRST and not ctx.run_oracle:
             why = NO_ORACLE if not ctx.settings.oracle else NO_SOLUTION
             results |= {c.name: skipped(c.name, f"oracle not checked: {why}") for c in CHECKS if c.needs_oracle}
+            if ctx.settings.oracle_agent:  # an agent's passing attempt shows it solvable (see agent_oracle)
+                agent, k = ctx.settings.oracle_agent, ctx.settings.oracle_attempts
+                results["oracle"] = await agent_oracle(ctx, agent, k)
         # with all_checks, the trials of every later stage run at once with the first stage that runs trials
         at_once = ctx.settings.all_checks and stage >= FIRST
         later = [c for c in CHECKS if c.stage == stage or (at_once and c.stage > stage)]

@@ -117,7 +117,11 @@ def reasons(checks: Iterable[CheckResult]) -> list[Undetermined]:
     """Why the checks leave a task undetermined: this machine's limits, else the missing solution."""
     checks = list(checks)
     found = [u for c in checks if (u := cannot_judge(c)) is not None]
-    if not found and not any(c.name == "oracle" and c.passed for c in checks):
+    oracle = next((c for c in checks if c.name == "oracle"), None)
+    if not found and not (oracle is not None and oracle.passed):
+        if oracle is not None and oracle.evidence.get("unsolved"):
+            agent, k = oracle.evidence.get("oracle_agent"), oracle.evidence.get("attempts")
+            return [NO_SOLUTION.model_copy(update={"reason": f"unsolved in {k} tries by {agent}; no flaw found"})]
         found = [NO_SOLUTION]
     return found
 

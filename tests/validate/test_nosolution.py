@@ -11,13 +11,16 @@ validated for real with ``--no-oracle``; the test prints the agreement.
 from __future__ import annotations
 
 import asyncio
+import random
 import shutil
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from autoenv.validate.validation import avalidate_task
+from autoenv.families.registry import FAMILIES
+from autoenv.proposer.models import SeedCase
+from autoenv.validate.validation import avalidate_task, validate_task
 from tests.conftest import bundled_tasks, needs_namespaces
 
 HERE = Path(__file__).parent / "reviewed"
@@ -78,3 +81,18 @@ def test_no_solution_corpus_agreement(tmp_path):
         f"{kept}/{len(sound)} sound tasks (solution removed) not rejected"
     )
     assert not wrong, "\n\n".join(wrong)
+
+
+def test_an_agent_that_solves_a_task_without_solution_makes_it_valid(tmp_path):
+    """--oracle-agent: the scripted solver serves a family's task whose solution was removed."""
+    case = SeedCase(id="t-csv-stat", task="t", failure_mode="t", target_skill="t", family="csv-stat")
+    task = FAMILIES["csv-stat"].generate(case, random.Random(5)).write(tmp_path / "tasks")
+    shutil.rmtree(task / "solution")
+    solver = "terminal:policy=scripted,success_rate=1"
+    report = validate_task(task, trials_dir=tmp_path / "trials", oracle=False, oracle_agent=solver, oracle_attempts=2)
+    assert report.verdict == "valid", report.feedback()
+    assert "solved it in attempt 1 of 2" in report.check("oracle").summary
+    gives_up = "terminal:policy=scripted,success_rate=0"
+    report = validate_task(task, trials_dir=tmp_path / "trials", oracle=False, oracle_agent=gives_up, oracle_attempts=2)
+    assert report.verdict == "undetermined", report.feedback()
+    assert [u.reason for u in report.undetermined] == [f"unsolved in 2 tries by {gives_up}; no flaw found"]

@@ -5,7 +5,7 @@ what is checked) is beaten by emptying that input and writing the matching trivi
 shortcut cheat tries exactly that). Where the verifier reads the agent's copy of an input the image ships (a
 shared-mode verifier, or a separate one whose artifacts bring the folder back), this check warns with the file
 and line; ``--strict`` makes it an error. Data files only: a program or config the task asks to fix is the
-deliverable, and the tests must read it.
+deliverable, and the tests must read it; a test file that checks a checksum is taken to verify what it reads.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from autoenv.validate.checks.reads import in_image, test_reads, unreadable_image
 
 #: Files that hold data (not programs or configurations the task may ask to change).
 DATA_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".txt", ".log", ".xml", ".yaml", ".yml", ".db", ".sqlite", ".dat"}
+#: A test file that checks a checksum of what it reads trusts no edited input.
+_CHECKSUM = re.compile(r"\b(hashlib|sha\d+sum|md5sum|sha\d+|md5|checksum)\b", re.I)
 _EDIT_VERBS = re.compile(r"\b(fix|edit|repair|update|modify|change|correct|clean|rewrite|patch)\w*\b", re.I)
 
 
@@ -31,6 +33,14 @@ def deliverable(instruction: str, path: str) -> bool:
         if (path in sentence or name in sentence) and _EDIT_VERBS.search(sentence):
             return True
     return False
+
+
+def checksummed(ctx: Context, test_file: str) -> bool:
+    """Whether the test file checks a checksum (of its inputs, presumably: a test that does trusts no edit)."""
+    try:
+        return _CHECKSUM.search((ctx.task_dir / test_file).read_text(errors="replace")) is not None
+    except OSError:
+        return False
 
 
 def agent_copy_graded(ctx: Context, path: str) -> bool:
@@ -61,7 +71,7 @@ class InputsCheck(Check):
             if path in seen or PurePosixPath(path).suffix.lower() not in DATA_SUFFIXES or not in_image(ctx, path):
                 continue
             seen.add(path)
-            if deliverable(instruction, path) or not agent_copy_graded(ctx, path):
+            if deliverable(instruction, path) or not agent_copy_graded(ctx, path) or checksummed(ctx, read.file):
                 continue
             editable.append(path)
             findings.append(
