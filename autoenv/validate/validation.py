@@ -182,9 +182,9 @@ def _finish(
     *,
     record: bool,
 ) -> ValidationReport:
-    for name in ("leakage", "inputs"):  # behavioural checks whose warnings count under --strict
-        if settings.strict and name in results:
-            results[name] = checks.warnings_count(results[name])
+    for check in ("leakage", "inputs"):  # behavioural checks whose warnings count under --strict
+        if settings.strict and check in results:
+            results[check] = checks.warnings_count(results[check])
     ordered = [results.get(n) or skipped(n, "an earlier check failed") for n in CHECK_ORDER]
     lenient = decide(ordered, settings.may_not_run())
     verdict = Verdict.INVALID if settings.strict and lenient is Verdict.UNDETERMINED else lenient

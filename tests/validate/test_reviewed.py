@@ -44,6 +44,7 @@ def test_validator_agrees_with_the_reviewer(name, tmp_path):
     failed = sorted(c.name for c in report.failed)
     table = "\n".join(f"{c.name}: {c.status}: {c.summary}" for c in report.checks)
     # what validation can say on this machine: the reviewer's verdict, or "undetermined" where it cannot decide
+    assert report.task_name == name
     expected = label.get("here", label["verdict"])
     assert report.verdict == expected, f"{name}: {label['why']}\n{table}\n{report.feedback()}"
     assert report.valid == (expected == "valid")
