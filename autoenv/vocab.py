@@ -96,3 +96,18 @@ class SftSource(StrEnum):
 
     PROPOSER = "proposer"  # Cold Start: proposer episodes of accepted tasks
     SOLVER = "solver"  # rejection-sampling fine-tuning: solver rollouts with reward 1
+
+
+class Verdict(StrEnum):
+    """What validation says of a task: fit to train on, flawed, or not decidable with what was at hand."""
+
+    VALID = "valid"  # every check passed, and a solution (shipped or found) passed the tests
+    INVALID = "invalid"  # a check found a flaw of the task
+    UNDETERMINED = "undetermined"  # no flaw found, but something needed to call it valid was missing (see below)
+
+
+class Undecided(StrEnum):
+    """Why a verdict is undetermined: the two families, each with its own way to decide it."""
+
+    NO_SOLUTION = "no-solution"  # no reference solution ran (--no-oracle, no solution/): solvability unknown
+    CANNOT_JUDGE = "cannot-judge-here"  # this machine cannot run what the task needs (a stand-in base, no network)

@@ -71,6 +71,7 @@ from autoenv.agents.cheats import (
     SHADOWED_PROGRAMS,
 )
 from autoenv.agents.named import NamedAgent
+from autoenv.agents.shortcuts import SHORTCUT_KINDS, SHORTCUTS, inputs_cheat
 from autoenv.agents.toolset import run_confined, upload_toolset
 
 #: Absolute paths in prose/markdown; trailing punctuation is trimmed afterwards.
@@ -198,7 +199,12 @@ CHEAT_KINDS: dict[str, str] = {
     **dict.fromkeys(("exit0_stub", "exit0_command", "empty_output", "cached_answer"), "outputs"),
     "answer_reader": "peek",
     "injected_module": "inject",
+    **SHORTCUT_KINDS,
 }
+
+#: Shortcut families (:mod:`autoenv.agents.shortcuts`): outputs that look right. Not part of the default run, since
+#: each writes the same outputs its own way: validation runs each alone.
+SHORTCUT_FAMILIES = tuple(SHORTCUTS)
 
 #: Families that beat any verifier running in the agent's sandbox (a shared-mode one): there, whatever the
 #: agent leaves (a process, a hook, a conftest.py, the program the tests run) can write /logs/verifier
@@ -207,13 +213,20 @@ CHEAT_KINDS: dict[str, str] = {
 SHARED_MODE_FAMILIES = frozenset({"reward", "plant", "peek"})
 
 
-def cheat_script(instruction: str, families: tuple[str, ...] | list[str] = CHEAT_FAMILIES) -> str:
-    """One shell script carrying out the cheats of ``families``; each success prints ``CHEAT kind detail``."""
-    unknown = set(families) - set(CHEAT_FAMILIES)
+def cheat_script(
+    instruction: str, families: tuple[str, ...] | list[str] = CHEAT_FAMILIES, inputs: tuple[str, ...] = ()
+) -> str:
+    """One shell script carrying out the cheats of ``families``; each success prints ``CHEAT kind detail``.
+    ``inputs``: files the tests read (the ``inputs`` shortcut empties them)."""
+    known = (*CHEAT_FAMILIES, *SHORTCUT_FAMILIES)
+    unknown = set(families) - set(known)
     if unknown:
-        raise ValueError(f"unknown cheat families {sorted(unknown)}; choose from {', '.join(CHEAT_FAMILIES)}")
+        raise ValueError(f"unknown cheat families {sorted(unknown)}; choose from {', '.join(known)}")
     q = shlex.quote
     lines = ['report() { echo "CHEAT $1 $2"; }']
+    for family in SHORTCUT_FAMILIES:
+        if family in families:
+            lines += inputs_cheat(instruction, inputs) if family == "inputs" else SHORTCUTS[family](instruction)
     if "reward" in families:
         lines += [
             # reward files written up front, read-only
@@ -360,8 +373,10 @@ class AdversaryAgent(NamedAgent, BaseAgent):
 
     AGENT_NAME = "autoenv-adversary"
 
-    def __init__(self, *args, cheats: str | list[str] | None = None, **kwargs):
+    def __init__(self, *args, cheats: str | list[str] | None = None, inputs: str | list[str] = (), **kwargs):
         super().__init__(*args, **kwargs)
+        items = inputs.split(",") if isinstance(inputs, str) else inputs
+        self.inputs = tuple(i.strip() for i in items if i.strip())
         if cheats is None:
             self.families = CHEAT_FAMILIES
         else:
@@ -375,7 +390,7 @@ class AdversaryAgent(NamedAgent, BaseAgent):
 
     @override
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
-        script = cheat_script(instruction, self.families)
+        script = cheat_script(instruction, self.families, self.inputs)
         # its own shell, find and cp (a task's Dockerfile or solution could have put do-nothing ones first on
         # PATH, and every cheat would then fail for a reason no policy meets); the image's interpreters after them
         tools = await upload_toolset(environment)

@@ -48,6 +48,9 @@ def flywheel(
     proposer_training: Annotated[Switch, option(C, "proposer_training")] = Switch.ON
     if default(C, "proposer_training")
     else Switch.OFF,
+    accept_undetermined: Annotated[bool, option(C, "accept_undetermined", "--accept-undetermined")] = default(
+        C, "accept_undetermined"
+    ),
     trainer: Annotated[str, option(C, "trainer")] = default(C, "trainer"),
     init_policy: Annotated[Path | None, option(C, "init_policy", "--init-policy")] = default(C, "init_policy"),
     env: Annotated[str, option(C, "env")] = default(C, "env"),
@@ -106,6 +109,7 @@ def flywheel(
         proposals_per_step=proposals_per_step,
         static_dir=static,
         proposer_training=proposer_training == Switch.ON,
+        accept_undetermined=accept_undetermined,
         trainer=trainer,
         init_policy=init_policy,
         env=env,

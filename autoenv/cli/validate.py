@@ -75,7 +75,11 @@ def _print_validation(report: ValidationReport) -> None:
     for level, colour in ((Level.WARNING, "yellow"), (Level.NOTE, "cyan")):
         for finding in report.findings(level):
             console.print(f"[{colour}]{escape(str(finding))}[/{colour}]", highlight=False, soft_wrap=True)
-    verdict = "[green]valid[/green]" if report.valid else "[red]not valid[/red]"
+    for reason in report.undetermined:
+        console.print(f"[magenta]undetermined: {escape(str(reason))}[/magenta]", highlight=False, soft_wrap=True)
+    verdict = {"valid": "[green]valid[/green]", "undetermined": "[magenta]undetermined[/magenta]"}.get(
+        report.verdict, "[red]not valid[/red]"
+    )
     console.print(
         f"{report.task_name}: {verdict} ({report.duration_sec:.1f}s) -> {cache.record_path(report.task, 'validation')}"
     )
@@ -100,15 +104,31 @@ def validate(
         typer.Option(
             "--no-oracle",
             help="Validate without the reference solution (datasets that ship none): "
-            "oracle, determinism, partial-solution and timing checks are reported as not run.",
+            "oracle, determinism, partial-solution and timing checks are reported as not run, and a task that "
+            "passes every other check is 'undetermined' (no flaw found, solvability unknown), never 'valid'.",
         ),
     ] = False,
     strict: Annotated[
         bool,
         typer.Option(
-            "--strict", help="Warnings (lint style, unpinned versions, unknown fields) make a task invalid too."
+            "--strict",
+            help="Warnings (lint style, unpinned versions, unknown fields, tests reading agent-editable inputs) "
+            "make a task invalid too, and so does an undetermined verdict.",
         ),
     ] = False,
+    oracle_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--oracle-agent",
+            help="Without a reference solution (--no-oracle, or no solution/): k attempts by this agent "
+            "(a solver spec, e.g. terminal:policy=openai,model=M, or terminal:policy=scripted,success_rate=1 for the "
+            "families' tasks); a passing attempt shows the task solvable (it can be valid), none is 'unsolved in k "
+            "tries' (undetermined).",
+        ),
+    ] = None,
+    oracle_attempts: Annotated[
+        int, typer.Option("--oracle-attempts", min=1, help="Attempts of --oracle-agent (k).")
+    ] = 3,
     all_checks: Annotated[
         bool,
         typer.Option(
@@ -127,7 +147,12 @@ def validate(
         str, typer.Option(help="A dataset: the store that gets every verdict (`autoenv report --db` shows the audit).")
     ] = "runs/audit.db",
 ) -> None:
-    """Run every validation check that can run; exit 0 if the task(s) are valid, 1 if not.
+    """Run every validation check that can run; exit 0 if the task(s) are valid, 1 if not (invalid or undetermined).
+
+    The verdict is valid, invalid, or undetermined: no flaw found but no solution ran (--no-oracle, no
+    solution/), or this machine cannot judge the task (a stand-in base lacks a program the run called, the
+    network the task uses is off here, a package the build needs is unreachable); each undetermined verdict
+    says why and what would decide it.
 
     A dataset folder is audited: -n tasks at once (or on Ray with --ray), each verdict recorded as it
     comes (a killed audit resumes without running finished tasks again), then a summary: how many are
@@ -152,6 +177,13 @@ def validate(
     _check_env(env)
     if not 0 < margin <= 1:
         fail(f"--margin must be in (0, 1], got {margin}")
+    if oracle_agent is not None:
+        from autoenv.spec import SolverSpec
+
+        try:
+            SolverSpec.parse(oracle_agent)
+        except ValueError as exc:
+            fail(f"--oracle-agent {oracle_agent}: {exc}")
     runner.quiet_harbor_logs()
     settings = dict(
         env=env,
@@ -163,6 +195,8 @@ def validate(
         oracle=not no_oracle,
         strict=strict,
         all_checks=all_checks,
+        oracle_agent=oracle_agent,
+        oracle_attempts=oracle_attempts,
     )
     if path.is_dir() and not is_task_dir(path):  # a dataset folder: an audit
         _audit(
@@ -191,7 +225,7 @@ def _audit(path: Path, tasks: list[Path], *, jobs: int, ray_address: str | None,
     progress = progress_bar("audit", "last", transient=False)
 
     def done(entry, report) -> None:
-        mark = "valid" if entry.valid else ("not validated" if entry.not_validated else "invalid")
+        mark = "not validated" if entry.not_validated else str(entry.verdict)
         detail = ", ".join(entry.failed) if entry.failed else (entry.not_validated or "")
         progress.update(bar, advance=1, last=f"{entry.task_name}: {mark}{': ' + detail if detail else ''}")
         if report is not None:
@@ -226,7 +260,9 @@ def _print_audit(audit, db: str) -> None:
     s = audit.summary()
     console.print(
         f"[bold]{escape(audit.dataset)}[/bold]: {s['tasks']} tasks, [green]{s['valid']} valid[/green], "
-        f"[red]{s['invalid']} invalid[/red], {s['not_validated']} could not be validated "
+        f"[red]{s['invalid']} invalid[/red], [magenta]{s['undetermined']} undetermined[/magenta]"
+        + "".join(f" ({n} {why})" for why, n in s["undetermined_by_reason"].items())
+        + f", {s['not_validated']} could not be validated "
         f"({s['recorded_before']} verdicts recorded before, {audit.duration_sec:.0f}s)"
     )
     if s["failures_by_check"]:

@@ -87,6 +87,11 @@ class FlywheelConfig(BaseModel):
     static_dir: Path | None = Field(
         default=None, description="Static baseline: train only on this task folder, no proposer."
     )
+    accept_undetermined: bool = Field(
+        default=False,
+        description="Train on proposed tasks whose validation is undetermined too (no flaw found, but this machine "
+        "could not judge them: a stand-in base, no network); by default only valid tasks are trained on.",
+    )
     proposer_training: bool = Field(
         default=True, description="on: train the policy on proposer episodes too; off: baseline without."
     )

@@ -322,6 +322,7 @@ class Flywheel:
             env=self.config.env,
             solver=self.solver_text(policy_version),
             rollouts=self.config.calibration_rollouts,
+            accept_undetermined=self.config.accept_undetermined,
         )
         return await propose_step(
             self.store,

@@ -26,10 +26,12 @@ class Verdict:
     validation: ValidationReport
     calibration: CalibrationReport | None
     reward: float
+    accept_undetermined: bool = False
 
     @property
     def valid(self) -> bool:
-        return self.validation.valid
+        """Fit to train on: valid, or undetermined when those are accepted (``--accept-undetermined``)."""
+        return self.validation.trainable(self.accept_undetermined)
 
     @property
     def calibrated(self) -> bool:
@@ -89,6 +91,7 @@ async def judge_task(
     n_concurrent: int = 2,
     on_rollout: Any = None,
     on_validated: Callable[[ValidationReport], None] | None = None,
+    accept_undetermined: bool = False,
 ) -> Verdict:
     """Validate, then (if valid) calibrate, then compute r_P."""
     task_dir = Path(task_dir).resolve()
@@ -99,7 +102,7 @@ async def judge_task(
     if on_validated is not None:
         on_validated(validation)
     calibration = None
-    if validation.valid and calibrate:
+    if validation.trainable(accept_undetermined) and calibrate:
         calibration = await acalibrate(
             task_dir,
             solver=solver,
@@ -114,5 +117,6 @@ async def judge_task(
         task_dir=task_dir,
         validation=validation,
         calibration=calibration,
-        reward=proposer_reward(validation, calibration),
+        reward=proposer_reward(validation, calibration, accept_undetermined=accept_undetermined),
+        accept_undetermined=accept_undetermined,
     )

@@ -82,6 +82,9 @@ class ProposeOptions(BaseModel):
         "solver).",
     )
     rollouts: int = Field(default=4, ge=1, description="Calibration rollouts (K).")
+    accept_undetermined: bool = Field(
+        default=False, description="Accept tasks whose validation is undetermined (see autoenv.validate.verdict)."
+    )
     seed: int = Field(default=0, description="Seed of the proposer (and of the calibration rollouts).")
     model: str | None = Field(default=None, description="Model name for --policy openai.")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for --policy openai.")

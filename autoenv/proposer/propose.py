@@ -82,7 +82,14 @@ async def propose_async(
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     trials_dir = ws.root / ".trials"
-    settings = dict(env=env, solver=solver, rollouts=rollouts, seed=seed, trials_dir=trials_dir)
+    settings = dict(
+        env=env,
+        solver=solver,
+        rollouts=rollouts,
+        seed=seed,
+        trials_dir=trials_dir,
+        accept_undetermined=o.accept_undetermined,
+    )
     table = None
     if proposer_table is not None:
         from autoenv.agents.policies.learned import PolicyTable

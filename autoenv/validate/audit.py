@@ -19,11 +19,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from autoenv.errors import Fault, explain
 from autoenv.taskfmt.check import Level
 from autoenv.validate.validation import ValidationReport, avalidate_task
+from autoenv.validate.verdict import Undetermined, two_valued
+from autoenv.vocab import Verdict
 
 
 class AuditEntry(BaseModel):
@@ -32,6 +34,8 @@ class AuditEntry(BaseModel):
     task: str
     task_name: str
     valid: bool
+    verdict: Verdict = Field(description="valid, invalid or undetermined (an entry not validated is invalid)")
+    undetermined: list[Undetermined] = Field(default_factory=list, description="why undetermined, and what decides it")
     failed: list[str] = Field(default_factory=list, description="checks that failed, in check order")
     errors: list[str] = Field(default_factory=list, description="each failed check's summary")
     warnings: int = 0
@@ -40,12 +44,19 @@ class AuditEntry(BaseModel):
     cached: bool = Field(default=False, description="a recorded verdict for this exact content (not run again)")
     not_validated: str | None = Field(default=None, description="why the task could not be validated at all")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _two_valued(cls, data: Any) -> Any:
+        return two_valued(data)
+
     @classmethod
     def of(cls, report: ValidationReport) -> AuditEntry:
         return cls(
             task=report.task,
             task_name=report.task_name,
             valid=report.valid,
+            verdict=report.verdict,
+            undetermined=report.undetermined,
             failed=[c.name for c in report.failed],
             errors=[f"{c.name}: {c.summary}" for c in report.failed],
             warnings=len(report.findings(Level.WARNING)),
@@ -69,6 +80,17 @@ class AuditReport(BaseModel):
         return sum(e.valid for e in self.entries)
 
     @property
+    def n_undetermined(self) -> int:
+        return sum(e.verdict is Verdict.UNDETERMINED for e in self.entries)
+
+    def undetermined_by_reason(self) -> dict[str, int]:
+        """How many undetermined tasks each kind of reason holds (no solution, cannot judge here), most first."""
+        counts = Counter(
+            str(e.undetermined[0].kind) for e in self.entries if e.verdict is Verdict.UNDETERMINED and e.undetermined
+        )
+        return dict(counts.most_common())
+
+    @property
     def n_not_validated(self) -> int:
         return sum(e.not_validated is not None for e in self.entries)
 
@@ -81,14 +103,16 @@ class AuditReport(BaseModel):
 
     def worst(self, n: int = 10) -> list[AuditEntry]:
         """The tasks with the most failed checks (ties: by name)."""
-        bad = [e for e in self.entries if not e.valid]
+        bad = [e for e in self.entries if e.verdict is Verdict.INVALID]
         return sorted(bad, key=lambda e: (-len(e.failed), e.task_name))[:n]
 
     def summary(self) -> dict[str, Any]:
         return {
             "tasks": len(self.entries),
             "valid": self.n_valid,
-            "invalid": len(self.entries) - self.n_valid - self.n_not_validated,
+            "invalid": len(self.entries) - self.n_valid - self.n_undetermined - self.n_not_validated,
+            "undetermined": self.n_undetermined,
+            "undetermined_by_reason": self.undetermined_by_reason(),
             "not_validated": self.n_not_validated,
             "recorded_before": sum(e.cached for e in self.entries),
             "failures_by_check": self.failures_by_check(),
@@ -100,7 +124,9 @@ def _task_fault(task: Path, exc: BaseException) -> AuditEntry | None:
     why = explain(exc, task=task)
     if why.kind is not Fault.TASK:
         return None
-    return AuditEntry(task=str(task), task_name=task.name, valid=False, not_validated=why.message)
+    return AuditEntry(
+        task=str(task), task_name=task.name, valid=False, verdict=Verdict.INVALID, not_validated=why.message
+    )
 
 
 async def aaudit(

@@ -35,9 +35,15 @@ SHAPING = 0.3
 ACCEPTED_REWARD = 1.0
 
 
-def proposer_reward(validation: ValidationReport | None, calibration: CalibrationReport | None = None) -> float:
-    """r_P for one proposed task (see the module docstring for the table and the reasons)."""
-    if validation is None or not validation.valid:
+def proposer_reward(
+    validation: ValidationReport | None,
+    calibration: CalibrationReport | None = None,
+    *,
+    accept_undetermined: bool = False,
+) -> float:
+    """r_P for one proposed task (see the module docstring for the table and the reasons); an undetermined
+    validation counts as valid only with ``accept_undetermined``."""
+    if validation is None or not validation.trainable(accept_undetermined):
         return 0.0
     if calibration is None:
         return VALID_REWARD

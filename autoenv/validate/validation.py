@@ -20,15 +20,18 @@ from typing import Any
 
 from harbor.models.task.config import NetworkMode
 from harbor.models.task.task import Task
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from autoenv.errors import BackendUnsupported
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials import runner
 from autoenv.validate import cache, checks
 from autoenv.validate.checks import CHECK_ORDER, CHECKS, CheckName, CheckResult, Context, skipped
+from autoenv.validate.checks.agent_oracle import agent_oracle
 from autoenv.validate.checks.base import BUILD, FIRST, SECOND, STATIC, Trial
 from autoenv.validate.leakage import scan_instruction, task_secrets
+from autoenv.validate.verdict import Undetermined, decide, reasons, two_valued
+from autoenv.vocab import Verdict
 
 #: The agent each kind of trial runs (by Harbor name or import path), with its kwargs.
 TRIAL_AGENTS: dict[Trial, str] = {
@@ -66,12 +69,18 @@ class ValidationSettings(BaseModel):
         default=False,
         description="run every check even after one failed (default: stop once the cheap checks find an error)",
     )
+    oracle_agent: str | None = Field(
+        default=None,
+        description="without a reference solution: an agent spec whose passing attempt shows the task solvable",
+    )
+    oracle_attempts: int = Field(default=3, ge=1, description="attempts of oracle_agent")
 
     def key(self) -> str:
+        agent = f";oracle_agent={self.oracle_agent}x{self.oracle_attempts}" if self.oracle_agent else ""
         return (
             f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g};"
             f"oracle={int(self.oracle)};strict={int(self.strict)};all={int(self.all_checks)};"
-            f"checks={checks.CHECKS_VERSION}"
+            f"checks={checks.CHECKS_VERSION}{agent}"
         )
 
     def may_not_run(self) -> frozenset[str]:
@@ -86,15 +95,28 @@ class ValidationReport(BaseModel):
     task_name: str
     content_hash: str
     settings: ValidationSettings
-    valid: bool
+    valid: bool = Field(description="the verdict is valid (kept for readers of the two-valued reports)")
+    verdict: Verdict = Field(description="valid, invalid, or undetermined (see undetermined for why)")
+    undetermined: list[Undetermined] = Field(
+        default_factory=list, description="why the verdict is undetermined, and what would decide it"
+    )
     checks: list[CheckResult]
     started_at: datetime
     duration_sec: float
     autoenv_version: str = Field(default_factory=autoenv_version)
     cached: bool = Field(default=False, description="True when this report came from the record, not a fresh run")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _two_valued(cls, data: Any) -> Any:
+        return two_valued(data)
+
     def check(self, name: CheckName) -> CheckResult | None:
         return next((c for c in self.checks if c.name == name), None)
+
+    def trainable(self, accept_undetermined: bool = False) -> bool:
+        """Whether a task with this verdict may be trained on (undetermined ones only when asked for)."""
+        return self.verdict is Verdict.VALID or (accept_undetermined and self.verdict is Verdict.UNDETERMINED)
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -120,17 +142,29 @@ class ValidationReport(BaseModel):
                 "Notes (limits of how the task is run, not flaws of the task):\n" + "\n".join(f"- {n}" for n in notes)
             )
         not_run = [c for c in self.checks if c.passed is None]
-        if self.valid:
+        if self.valid or (self.verdict is Verdict.UNDETERMINED and not self.failed):
             head = f"Task {self.task_name} is valid: no errors."
+            if not self.valid:
+                head = f"Task {self.task_name} is undetermined: no errors found, but it cannot be called valid.\n" + (
+                    "\n".join(f"- {u}" for u in self.undetermined)
+                )
             skipped_lines = [f"- {c.name}: {c.summary}" for c in not_run]
             if skipped_lines:
                 later.append("Not checked:\n" + "\n".join(skipped_lines))
             return "\n\n".join([head, *later])
         sections = [f"[{c.name}] error: {c.feedback or c.summary}" for c in self.failed]
+        if self.undetermined:
+            why = (
+                "counted as invalid under --strict"
+                if self.verdict is Verdict.INVALID
+                else "the failures below may be this machine's, not the task's"
+            )
+            sections.insert(0, f"Undetermined ({why}):\n" + "\n".join(f"- {u}" for u in self.undetermined))
         blocked = [c.name for c in not_run if c.name not in self.settings.may_not_run()]
         if blocked:
             sections.append(f"Not checked yet (blocked by the failures above): {', '.join(blocked)}.")
-        return f"Task {self.task_name} is not valid.\n\n" + "\n\n".join(sections + later)
+        state = "undetermined here" if self.verdict is Verdict.UNDETERMINED else "not valid"
+        return f"Task {self.task_name} is {state}.\n\n" + "\n\n".join(sections + later)
 
 
 def default_trials_dir() -> Path:
@@ -148,15 +182,21 @@ def _finish(
     *,
     record: bool,
 ) -> ValidationReport:
-    if settings.strict and "leakage" in results:
-        results["leakage"] = checks.warnings_count(results["leakage"])
+    for check in ("leakage", "inputs"):  # behavioural checks whose warnings count under --strict
+        if settings.strict and check in results:
+            results[check] = checks.warnings_count(results[check])
     ordered = [results.get(n) or skipped(n, "an earlier check failed") for n in CHECK_ORDER]
+    lenient = decide(ordered, settings.may_not_run())
+    verdict = Verdict.INVALID if settings.strict and lenient is Verdict.UNDETERMINED else lenient
     report = ValidationReport(
         task=str(task_dir),
         task_name=name,
         content_hash=content_hash,
         settings=settings,
-        valid=all(c.passed is True or (c.passed is None and c.name in settings.may_not_run()) for c in ordered),
+        valid=verdict is Verdict.VALID,
+        verdict=verdict,
+        # (kept under --strict too, which counts them as invalid: the reader still learns why)
+        undetermined=reasons(ordered) if lenient is Verdict.UNDETERMINED else [],
         checks=ordered,
         started_at=started_at,
         duration_sec=round(time.monotonic() - started, 3),
@@ -201,6 +241,8 @@ async def avalidate_task(
     oracle: bool = True,
     strict: bool = False,
     all_checks: bool = False,
+    oracle_agent: str | None = None,
+    oracle_attempts: int = 3,
 ) -> ValidationReport:
     """Run the checks on one task (or return the recorded verdict for the same content).
 
@@ -209,7 +251,9 @@ async def avalidate_task(
     for expected values): a rejected task costs what its rejection costs. ``all_checks`` runs every check anyway
     (a full report, e.g. to compare with a reviewer's labels). ``oracle=False`` validates without the reference
     solution (datasets that ship none): the checks that need it are reported as not run and do not make the task
-    invalid. ``strict``: warnings count.
+    invalid; the task is at best "undetermined". ``oracle_agent`` (a solver spec): without a reference solution,
+    ``oracle_attempts`` attempts by that agent; one passing shows the task solvable. ``strict``: warnings and
+    undetermined verdicts count as invalid.
     """
     task_dir = Path(path).resolve()
     settings = ValidationSettings(
@@ -220,6 +264,8 @@ async def avalidate_task(
         oracle=oracle,
         strict=strict,
         all_checks=all_checks,
+        oracle_agent=oracle_agent,
+        oracle_attempts=oracle_attempts,
     )
     started_at, started = datetime.now(UTC), time.monotonic()
 
@@ -305,6 +351,9 @@ async def _run_checks(ctx: Context) -> None:
         if stage == FIRST and not ctx.run_oracle:
             why = NO_ORACLE if not ctx.settings.oracle else NO_SOLUTION
             results |= {c.name: skipped(c.name, f"oracle not checked: {why}") for c in CHECKS if c.needs_oracle}
+            if ctx.settings.oracle_agent:  # an agent's passing attempt shows it solvable (see agent_oracle)
+                agent, k = ctx.settings.oracle_agent, ctx.settings.oracle_attempts
+                results["oracle"] = await agent_oracle(ctx, agent, k)
         # with all_checks, the trials of every later stage run at once with the first stage that runs trials
         at_once = ctx.settings.all_checks and stage >= FIRST
         later = [c for c in CHECKS if c.stage == stage or (at_once and c.stage > stage)]

@@ -42,7 +42,8 @@ EXPECTED: dict[str, tuple[str, set[str], str]] = {
     "tests-editable": ("tamper", {"leakage"}, "/app/tests/test_sum.py"),
     "exit0-stub-passes": ("tamper", set(), "exit0_stub: /app/sum.sh"),
     "empty-output-passes": ("tamper", {"partial"}, "empty_output: /app/sum.txt"),
-    "nonempty-output-passes": ("partial", set(), "/app/sum.txt: halved 5 to 2 bytes"),
+    # (a minimal "0" passes the same test: the shortcut cheats catch it too)
+    "nonempty-output-passes": ("partial", {"tamper"}, "/app/sum.txt: halved 5 to 2 bytes"),
     "too-slow-oracle": ("timeouts", set(), "agent timeout"),
     "no-reward-on-failure": ("nop", set(), "must always write /logs/verifier/reward.txt"),
     "pytest-plantable": ("tamper", set(), "planted_"),

@@ -31,6 +31,8 @@ def test_validate_valid_task_json_then_cached(tmp_path):
     assert report["valid"] and [c["name"] for c in report["checks"]] == [
         "structure",
         "build",
+        "solvable",
+        "inputs",
         "oracle",
         "deterministic",
         "nop",
@@ -89,6 +91,8 @@ def test_a_dataset_audit_sums_up_records_every_verdict_and_the_report_shows_it(t
         "tasks": 4,
         "valid": 1,
         "invalid": 3,
+        "undetermined": 0,
+        "undetermined_by_reason": {},
         "not_validated": 0,
         "recorded_before": 0,
         "failures_by_check": {"nop": 1, "oracle": 1, "structure": 1},
@@ -99,7 +103,7 @@ def test_a_dataset_audit_sums_up_records_every_verdict_and_the_report_shows_it(t
     table = run("validate", data, "-n", "2", "--db", db, cwd=tmp_path)
     assert table.returncode == 1
     text = " ".join(table.stderr.split())  # rich wraps lines at the console's width
-    assert "4 tasks, 1 valid, 3 invalid" in text and "4 verdicts recorded before" in text
+    assert "4 tasks, 1 valid, 3 invalid, 0 undetermined" in text and "4 verdicts recorded before" in text
     assert "failures by check" in text and "worst offenders" in text
     # every verdict is in the store, and `autoenv report` has the audit section
     page = run("report", "--db", db, "--out", tmp_path / "report", cwd=tmp_path)

@@ -31,6 +31,8 @@ CHECKS: list[Check] = [
     for module in (
         "structure",
         "build",
+        "solvable",
+        "inputs",
         "oracle",
         "deterministic",
         "nop",
@@ -48,6 +50,7 @@ VERDICT_CODE = (
     "validate/checks",
     "validate/leakage",
     "validate/validation.py",
+    "validate/verdict.py",
     "agents/adversary.py",
     "agents/cheats.py",
     "agents/partial.py",

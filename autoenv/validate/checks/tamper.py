@@ -16,6 +16,7 @@ from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial, skipped
 from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
+from autoenv.validate.checks.shortcut_trials import run_shortcuts
 
 #: The cheating agent, by import path (its ``cheats`` kwarg picks families).
 ADVERSARY = "autoenv.agents.adversary:AdversaryAgent"
@@ -67,6 +68,27 @@ CHEAT_ADVICE = {
         "the test: copy autoenv's broker next to the tests (`autoenv.grading.AGENTCALL` -> tests/agentcall.py), run "
         "pytest through it from test.sh, and use `agentcall.agent_module('/app/pkg.py')` instead of importing; or "
         "run the agent's program as a subprocess and check its output."
+    ),
+    "example": (
+        "The instruction's own example output, copied verbatim to the output path, passes the tests: they check the "
+        "output's existence, format or types, not that it is the right answer for the task's input. Compare the "
+        "output with values computed from the input (or with an expected file in tests/) that differ from the example."
+    ),
+    "minimal": (
+        "An output of the right shape with nothing in it (the example's keys with zeros, empty lists, false, the first "
+        "allowed value) passes the tests: they check format, types, bounds or that the numbers agree with each other. "
+        "Check the values themselves against the right answer for the task's input."
+    ),
+    "positive": (
+        "A report that says everything is fine (VALID / PASS / OK, true everywhere), with the output folder left "
+        "empty, passes the tests: a test that loops over an empty folder checks nothing, and no test asks for a "
+        "negative finding. Plant cases the report must flag, and check the number of outputs the task must produce."
+    ),
+    "inputs": (
+        "Emptying the inputs the tests read (a CSV cut to its header) and writing minimal outputs passes the tests: "
+        "they recompute the expected answer from files the agent can edit. Compute the expected values from a copy of "
+        "the inputs in tests/ (uploaded after the agent), or check a checksum of the inputs, never from the agent's "
+        "copy."
     ),
 }
 
@@ -212,6 +234,13 @@ class TamperCheck(Check):
                 shared_only=shared_only,
                 task_toml=str(ctx.task_dir / "task.toml"),
             )
+            if result.passed:  # the usual cheats lost: the shortcuts, one trial each
+                diagnosis = await run_shortcuts(ctx)
+                won = next((o for o in diagnosis.values() if o.reward is not None and o.reward >= ctx.threshold), None)
+                if won is not None:
+                    result = check_tamper(won, threshold=ctx.threshold, diagnosis=diagnosis)
+                else:  # (in the evidence: the summary stays what it was for tasks these cheats do not beat)
+                    result.evidence["shortcuts"] = {family: describe(o) for family, o in diagnosis.items()}
         diagnosed = [o for o in (diagnosis or {}).values() if o is not None]
         result.seconds = round(sum(o.duration_sec or 0.0 for o in [adversary, *diagnosed]), 3)
         if not separate and result.passed:
