@@ -17,6 +17,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.levels import Level
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.proposer.models import SeedCase
@@ -75,7 +76,18 @@ def _valid_number(text: str) -> float | None:
 
 #: Graded difficulty: 1 clean data (a naive program passes), 2 messy names, invalid values and statuses
 #: (the tasks of earlier releases), 3 as 2 with more invalid values and negatives always excluded.
-DIFFICULTY_LEVELS = (1, 2, 3)
+LADDER = (
+    Level(number=1, asks="a grouped statistic over clean rows (a naive program passes)"),
+    Level(
+        number=2,
+        axes={"composition": 1},
+        asks="as 1 over messy rows: inconsistent group names, invalid values and statuses to exclude together",
+    ),
+    Level(
+        number=3, axes={"composition": 2}, asks="as 2 with twice the invalid values and negative values always excluded"
+    ),
+)
+DIFFICULTY_LEVELS = tuple(level.number for level in LADDER)
 DEFAULT_LEVEL = 2
 
 
