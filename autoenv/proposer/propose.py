@@ -327,10 +327,12 @@ async def _model_attempt(a: AttemptContext):
 
 
 def _apply(task_dir: Path, files: dict[str, str], deletions: list[str], log: ActionLog) -> None:
+    """Write the model's files byte for byte as UTF-8 (``\\r``, NUL and non-ASCII kept whatever the locale: a
+    data file's sha256 in the tests must match what the model wrote), and honour its ``rm`` calls."""
     for rel, text in files.items():
         path = task_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
         if rel.endswith(".sh"):
             path.chmod(0o755)
         log.add("Write", f"write_file {rel} ({len(text)} chars)")
