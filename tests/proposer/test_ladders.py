@@ -31,8 +31,9 @@ def case_for(family: str) -> SeedCase:
     return SeedCase(id=f"t-{family}", task="t", failure_mode="t", target_skill="t", family=family)
 
 
-def test_log_parse_and_csv_stat_are_laddered():
-    assert {"log-parse", "csv-stat"} <= set(LADDERED)
+def test_log_parse_bugfix_and_csv_stat_are_laddered():
+    assert {"log-parse", "csv-stat", "bugfix"} <= set(LADDERED)
+    assert all(len(FAMILIES[name].levels) >= 4 for name in ("log-parse", "csv-stat", "bugfix"))
     assert FAMILIES["log-parse"].levels == (1, 2, 3, 4)
     assert set(FAMILIES["log-parse"].axes) == {"hidden_cases", "less_told", "scale"}
 
@@ -47,8 +48,12 @@ def test_every_level_is_recorded_in_harbor_metadata_and_recognised(family, level
     assert metadata["level"] == level and metadata["level_axes"] == {a: n for a, n in rung.axes.items() if n}
     assert draft.params["ladder_level"] == level
     matched = match_recipe(draft.files["instruction.md"])
-    assert matched is not None and matched[0] is FAMILIES[family].recipe, "the scripted solver recognises it"
-    if family == "log-parse":  # each level is a skill of its own to the learned solver
+    assert matched is not None, "the scripted solver recognises it"
+    if (family, level) == ("bugfix", 1):  # one named function: the scripted policy's generic fix_function
+        assert matched[0].name == "fix_function"
+    else:
+        assert matched[0] is FAMILIES[family].recipe
+    if family in ("log-parse", "bugfix"):  # each level is a skill of its own to the learned solver
         assert matched[0].difficulty(draft.files["instruction.md"]) == (None if level == 1 else rung.skill())
 
 
@@ -114,7 +119,7 @@ def test_families_command_lists_levels_and_axes():
     log = rows["log-parse"]
     assert [lv["number"] for lv in log["levels"]] == [1, 2, 3, 4] and log["default_level"] == 1
     assert "scale" in log["axes"] and "logging config" in log["levels"][2]["asks"]
-    assert rows["bugfix"]["levels"] == []
+    assert rows["config-repair"]["levels"] == []
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
+from autoenv.families.bugfix import ladder
 from autoenv.families.bugfix.reference import REFERENCE_BODIES
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -25,6 +26,9 @@ DESCRIPTION = "fix a buggy helper function so a report prints the right numbers"
 KEYWORDS = ("bug", "fix", "median", "debug", "function", "off-by-one", "regression", "unit test")
 CATEGORY = "debugging"
 TAGS = ["python", "bugfix"]
+
+LADDER = ladder.LADDER
+DEFAULT_LEVEL = 1
 
 MODULES = ["stats_utils", "numkit", "mathlib", "calc_helpers", "metrics_core", "num_tools"]
 
@@ -366,7 +370,26 @@ def _driver(func: str, module: str, data_file: str, what: str, label: str) -> st
     )
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+def expected_line(func: str, label: str, data: list) -> str:
+    """The line the fixed report prints for ``func`` on ``data``."""
+    fixed: dict = {}
+    exec(CORRECT[func], fixed)  # noqa: S102 - our own reference code
+    f = fixed[func]
+    if func in ("median", "mean"):
+        return f"{label}: {f(data):.3f}"
+    if func == "factorial":
+        return f"{label}: " + " ".join(str(f(int(v))) for v in data)
+    if func == "is_prime":
+        return f"{label}: " + " ".join(str(int(v)) for v in data if f(int(v)))
+    return f"{label}: " + " ".join(str(f(a, b)) for a, b in data)
+
+
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    """A bugfix task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 2:
+        import sys
+
+        return ladder.generate_multi(case, rng, level, sys.modules[__name__])
     hinted = [f for f in CORRECT if f in (case.target_skill + " " + case.failure_mode + " " + case.task).lower()]
     func = hinted[0] if hinted and rng.random() < 0.6 else rng.choice(sorted(CORRECT))
     module = rng.choice(MODULES)
