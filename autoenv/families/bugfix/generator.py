@@ -370,6 +370,25 @@ def _driver(func: str, module: str, data_file: str, what: str, label: str) -> st
     )
 
 
+def patch_function(module: str, func: str) -> str:
+    """The reference solution's step that puts the correct ``func`` into ``/app/<module>.py``."""
+    return textwrap.dedent(f'''\
+        python3 - <<'PY'
+        import ast
+        from pathlib import Path
+
+        path = Path("/app/{module}.py")
+        source = path.read_text()
+        tree = ast.parse(source)
+        node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "{func}")
+        lines = source.splitlines(keepends=True)
+        fixed = {CORRECT[func]!r}
+        lines[node.lineno - 1:node.end_lineno] = [fixed]
+        path.write_text("".join(lines))
+        PY
+        ''')
+
+
 def expected_line(func: str, label: str, data: list) -> str:
     """The line the fixed report prints for ``func`` on ``data``."""
     fixed: dict = {}
@@ -483,23 +502,7 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             assert out.stdout.strip() == EXPECTED_LINE
         """)
     )
-    patch = textwrap.dedent(f'''\
-        cd /app
-        python3 - <<'PY'
-        import ast
-        from pathlib import Path
-
-        path = Path("/app/{module}.py")
-        source = path.read_text()
-        tree = ast.parse(source)
-        node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "{func}")
-        lines = source.splitlines(keepends=True)
-        fixed = {CORRECT[func]!r}
-        lines[node.lineno - 1:node.end_lineno] = [fixed]
-        path.write_text("".join(lines))
-        PY
-        python3 report.py
-        ''')
+    patch = "cd /app\n" + patch_function(module, func) + "python3 report.py\n"
     name = task_name("bugfix", rng, func)
     app = {f"{module}.py": source, "report.py": driver, f"{data_file}": data_text}
     files = task_files(

@@ -148,27 +148,7 @@ def generate_multi(case: Any, rng: random.Random, level: int, family: Any) -> An
             assert out.stdout.strip().splitlines() == EXPECTED_LINES
         """)
     )
-    patch = (
-        "cd /app\n"
-        + "".join(
-            textwrap.dedent(f"""\
-            python3 - <<'PY'
-            import ast
-            from pathlib import Path
-
-            path = Path("/app/{home[f]}.py")
-            source = path.read_text()
-            tree = ast.parse(source)
-            node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "{f}")
-            lines = source.splitlines(keepends=True)
-            lines[node.lineno - 1:node.end_lineno] = [{g.CORRECT[f]!r}]
-            path.write_text("".join(lines))
-            PY
-            """)
-            for f in funcs
-        )
-        + "python3 report.py\n"
-    )
+    patch = "cd /app\n" + "".join(g.patch_function(home[f], f) for f in funcs) + "python3 report.py\n"
     name = task_name("bugfix", rng, "-".join(funcs))
     files = task_files(case, g.NAME, g.CATEGORY, [*g.TAGS, *funcs], instruction, solve_sh(patch), tests, app=app)
     params = {"functions": funcs, "modules": modules, "bugs": bugs, "leak_hint": None, "stale_output": None}
