@@ -9,7 +9,8 @@ Three runs of the same loop with the offline learned policy (``terminal:policy=l
 - ``proposer-off``: the proposer writes tasks but is not trained (Fig. 20's baseline).
 
 The seed case is ``csv-weighted-stats`` (family ``csv-stat``, graded: clean data at level 1, messy at 2
-and 3); the benchmark is held-out tasks of the family at its default level (messy data).
+and 3, messy with a program run on unseen files at 4); the benchmark is held-out tasks of the family at its
+default level (messy data).
 Each prints, per step: the benchmark score (``--benchmark-rollouts`` per task),
 the useful-group rate, the seconds to collect the groups, and the proposer's valid rate. Then the
 valid-environment rate with 95% Wilson intervals per proposer method (prompt, feedback, agentic;
@@ -222,11 +223,14 @@ def task_levels(store: Store, run: str) -> dict[str, str]:
 
 def level_mix(store: Store, runs: list[str], steps: int) -> None:
     """What the solver trained on, per arm: useful groups by task level, and the steps that had a useful group on
-    messy data (levels 2-3: the benchmark's skill). The trained proposer can only matter through these."""
+    messy data (levels 2-4: the benchmark's skill). The trained proposer can only matter through these."""
     print("\nuseful solver groups by the task's level (the proposer's draw; 'other': the benchmark's or static tasks)")
-    print(f"{'arm':>13} {'level 1':>8} {'level 2':>8} {'level 3':>8} {'other':>6}   steps with a useful messy group")
+    print(
+        f"{'arm':>13} {'level 1':>8} {'level 2':>8} {'level 3':>8} {'level 4':>8} {'other':>6}   "
+        "steps with a useful messy group"
+    )
     for name in ("autoenv", "proposer-off"):
-        counts = {"1": 0, "2": 0, "3": 0, "other": 0}
+        counts = {"1": 0, "2": 0, "3": 0, "4": 0, "other": 0}
         messy_steps, arm_runs = 0, [r for r in runs if r == name or r.startswith(f"{name}-s")]
         for run in arm_runs:
             levels = task_levels(store, run)
@@ -236,11 +240,11 @@ def level_mix(store: Store, runs: list[str], steps: int) -> None:
                     continue
                 level = levels.get(group["task_hash"], "other")
                 counts[level] += 1
-                if level in ("2", "3"):
+                if level in ("2", "3", "4"):
                     with_messy.add(group["step"])
             messy_steps += len(with_messy)
         print(
-            f"{name:>13} {counts['1']:>8} {counts['2']:>8} {counts['3']:>8} {counts['other']:>6}   "
+            f"{name:>13} {counts['1']:>8} {counts['2']:>8} {counts['3']:>8} {counts['4']:>8} {counts['other']:>6}   "
             f"{messy_steps}/{steps * len(arm_runs)}"
         )
 

@@ -10,6 +10,7 @@ import typer
 
 from autoenv.cli import doctor as doctor_cli
 from autoenv.cli import export as export_cli
+from autoenv.cli import families as families_cli
 from autoenv.cli import flywheel as flywheel_cli
 from autoenv.cli import images as images_cli
 from autoenv.cli import propose as propose_cli
@@ -32,6 +33,7 @@ train_cli.register(app)
 flywheel_cli.register(app)
 images_cli.register(app)
 propose_cli.register(app)
+families_cli.register(app)
 doctor_cli.register(app)
 
 

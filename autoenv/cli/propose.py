@@ -54,6 +54,7 @@ def propose(
     model: Annotated[str | None, option(P, "model")] = default(P, "model"),
     base_url: Annotated[str | None, option(P, "base_url")] = default(P, "base_url"),
     network: Annotated[ProposerNetwork | None, option(P, "network")] = default(P, "network"),
+    level: Annotated[str | None, option(P, "level", "--level")] = default(P, "level"),
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Generate tasks from a seed case; only tasks that pass validation and calibration are accepted."""
@@ -79,7 +80,13 @@ def propose(
         from autoenv.families.registry import family_for
 
         if options.policy == ProposerPolicy.SCRIPTED:
-            family_for(case)
+            family = family_for(case)
+            if options.level is not None:
+                from autoenv.proposer.scripted import pinned_level
+
+                if not family.levels:
+                    raise ValueError(f"--level {options.level}: family {family.name} has one level (no ladder)")
+                pinned_level(family, options.level)
     except ValueError as exc:
         fail(f"{seed_case}: {exc}")
     if (warning := options.mismatch_warning()) is not None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from autoenv.families.levels import AXES, Level, with_level
 from autoenv.grading import AGENTCALL, GRADED_PYTEST
 
 if TYPE_CHECKING:  # for annotations only
@@ -97,23 +98,60 @@ class Family:
     default_level: int | None = None
     #: For families whose generator writes a folder (office, web): ``write(task_dir, rng, seed_case)``.
     write: Callable[..., None] | None = None
+    #: The difficulty ladder (:mod:`autoenv.families.levels`): one :class:`Level` per number in ``levels``, recorded
+    #: in every draft's task.toml. Empty for a family with one level.
+    ladder: tuple[Level, ...] = ()
 
     @classmethod
     def of(cls, package: ModuleType) -> Family:
         """The family a folder under ``autoenv/families/`` defines: its ``generator`` module's ``NAME``,
-        ``DESCRIPTION``, ``KEYWORDS``, ``generate`` (and ``DIFFICULTY_LEVELS``/``DEFAULT_LEVEL`` when graded),
-        and its ``recipe`` module's ``RECIPE`` when it has one."""
+        ``DESCRIPTION``, ``KEYWORDS``, ``generate`` (and ``LADDER``/``DEFAULT_LEVEL`` when graded: ``LADDER`` a
+        tuple of :class:`Level`), and its ``recipe`` module's ``RECIPE`` when it has one."""
         gen = package.generator
         recipe = getattr(getattr(package, "recipe", None), "RECIPE", None)
-        levels = tuple(getattr(gen, "DIFFICULTY_LEVELS", ()))
+        ladder = tuple(getattr(gen, "LADDER", ()))
+        levels = tuple(level.number for level in ladder)
+        if levels != tuple(sorted(set(levels))):
+            raise ValueError(f"{gen.NAME}: LADDER's levels must be distinct and in order, not {levels}")
         return cls(
-            gen.NAME, gen.DESCRIPTION, gen.KEYWORDS, gen.generate, recipe, levels, getattr(gen, "DEFAULT_LEVEL", None)
+            gen.NAME,
+            gen.DESCRIPTION,
+            gen.KEYWORDS,
+            gen.generate,
+            recipe,
+            levels,
+            getattr(gen, "DEFAULT_LEVEL", None),
+            ladder=ladder,
         )
 
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """The axes any level of the family climbs, in :data:`~autoenv.families.levels.AXES` order."""
+        return tuple(axis for axis in AXES if any(level.axes.get(axis) for level in self.ladder))
+
+    @property
+    def max_level(self) -> int | None:
+        return self.levels[-1] if self.levels else None
+
+    def level(self, number: int) -> Level:
+        """The ladder's level ``number`` (ValueError naming the family's levels when it has none such)."""
+        for level in self.ladder:
+            if level.number == number:
+                return level
+        known = ", ".join(map(str, self.levels)) or "none (one level)"
+        raise ValueError(f"family {self.name} has no level {number}; its levels: {known}")
+
     def draft(self, case: SeedCase, rng: random.Random, level: int | None = None) -> TaskDraft:
+        """A task of ``level`` (default: the family's default level), with the level recorded in its task.toml."""
         if not self.levels:
             return self.generate(case, rng)
-        return self.generate(case, rng, level=level if level is not None else self.default_level)
+        number = level if level is not None else self.default_level
+        rung = self.level(number)
+        draft = self.generate(case, rng, level=number)
+        if isinstance(toml := draft.files.get("task.toml"), str):
+            draft.files["task.toml"] = with_level(toml, rung)
+        draft.params["ladder_level"] = number
+        return draft
 
     def score(self, words: str) -> int:
         """How many of the family's keywords a seed case's words (:func:`seed_words`) contain: its fit when the

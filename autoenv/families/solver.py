@@ -73,8 +73,12 @@ class ScriptRecipe(Recipe):
         paths = " ".join(shlex.quote(p) for p in params.get("inputs", []))
         return f"ls -la /app; head -n 5 {paths}" if paths else "ls -la /app"
 
+    def program_at(self, params: dict[str, Any]) -> str:
+        """Where the program goes: where the task asks for one (``params["program_path"]``), else a scratch file."""
+        return params.get("program_path") or self.program_path
+
     def run_command(self, params: dict[str, Any]) -> str:
-        return f"{self.interpreter} {self.program_path}"
+        return f"{self.interpreter} {self.program_at(params)}"
 
     def check(self, params: dict[str, Any]) -> str:
         outputs = " ".join(shlex.quote(p) for p in params.get("outputs", []))
@@ -93,7 +97,7 @@ class ScriptRecipe(Recipe):
         program = self.program(found)
         run = yield Plan(
             [
-                WriteFileAction(path=self.program_path, content=program),
+                WriteFileAction(path=self.program_at(found), content=program),
                 RunAction(command=self.run_command(found), timeout_sec=120),
             ],
             f"Write a {self.name} program for this task and run it.",

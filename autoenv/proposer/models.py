@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from autoenv.shared.seed import SeedCase  # noqa: F401 - its home is autoenv.shared.seed; the stages name it here
 from autoenv.vocab import SCRIPTED_SOLVER, Method, ProposerNetwork, ProposerPolicy, shared_solver
@@ -100,6 +100,18 @@ class ProposeOptions(BaseModel):
     proposer_table: Path | None = Field(
         default=None, description="A learned policy table the scripted proposer draws its choices from."
     )
+    level: str | None = Field(
+        default=None,
+        description="Scripted proposer: pin the difficulty level (N or max; default: climb from the family's "
+        "default, a level up after 'too easy', down after 'too hard').",
+    )
+
+    @field_validator("level")
+    @classmethod
+    def _level_is_n_or_max(cls, level: str | None) -> str | None:
+        if level is not None and level != "max" and not (level.isdigit() and int(level) >= 1):
+            raise ValueError(f"--level {level!r}: give a level number (1, 2, ...) or max")
+        return level
 
     @model_validator(mode="after")
     def _model_for_openai(self) -> ProposeOptions:

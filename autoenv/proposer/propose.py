@@ -226,7 +226,7 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None):
     seed, flaw_rate, max_rounds = a.options.seed, a.options.flaw_rate, a.options.max_rounds
     from autoenv.proposer.llm import brief
 
-    proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws, table=table)
+    proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws, table=table, level=a.options.level)
     log.add("Read", f"seed case {case.id}: {case.failure_mode[:200]}")
     log.add("Read", "FORMAT.md, skills/*.md, memory/lessons.md")
     family = proposer.family(case)
@@ -240,6 +240,7 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None):
     log.add("Write", f"wrote {len(draft.files)} files to tasks/{draft.name}")
     rounds = 1
     verdict = await _judge(task_dir, log, settings, emit, rounds)
+    _climb(proposer, family, draft, verdict, log)
     repairs: list[str] = []
     variant = 0
     while method == Method.FEEDBACK and not verdict.accepted and rounds < max_rounds:
@@ -275,7 +276,19 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None):
         episodes[:] = [chat.episode().model_copy(update={"decisions": decisions})]
         rounds += 1
         verdict = await _judge(task_dir, log, settings, emit, rounds)
+        _climb(proposer, family, draft, verdict, log)
     return task_dir, verdict, rounds, family.name, dict(draft.params), repairs
+
+
+def _climb(proposer: ScriptedProposer, family: Any, draft: Any, verdict: Verdict, log: ActionLog) -> None:
+    """Feed a conclusive calibration to the proposer's level (too easy: up, too hard: down)."""
+    calibration = verdict.calibration
+    if not verdict.valid or calibration is None or calibration.inconclusive:
+        return
+    level = draft.params.get("ladder_level")
+    after = proposer.observe(family, level, calibration.pass_rate)
+    if level is not None and after != level:
+        log.add("Read", f"calibration {calibration.verdict}: {family.name} level {level} -> {after}")
 
 
 async def _model_attempt(a: AttemptContext):
@@ -321,10 +334,12 @@ async def _model_attempt(a: AttemptContext):
 
 
 def _apply(task_dir: Path, files: dict[str, str], deletions: list[str], log: ActionLog) -> None:
+    """Write the model's files byte for byte as UTF-8 (``\\r``, NUL and non-ASCII kept whatever the locale: a
+    data file's sha256 in the tests must match what the model wrote), and honour its ``rm`` calls."""
     for rel, text in files.items():
         path = task_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
         if rel.endswith(".sh"):
             path.chmod(0o755)
         log.add("Write", f"write_file {rel} ({len(text)} chars)")

@@ -11,6 +11,7 @@ methods write them and hand them to the same validator and calibrator.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,8 +45,11 @@ class ScriptedProposer:
         flaw_rate: float = 0.5,
         workspace: Workspace | None = None,
         table: PolicyTable | None = None,
+        level: str | int | None = None,
     ):
         self.seed = seed
+        #: A pinned level (a number, or "max": each family's top); None lets the proposer climb (:meth:`observe`).
+        self.pinned = level
         self.flaw_rate = flaw_rate
         self.workspace = workspace
         #: Learned preferences (the offline learned policy): whether a first draft is written carefully
@@ -99,12 +103,18 @@ class ScriptedProposer:
         return self._choose(FIRST_DRAFT, DRAFT_CHOICES, rng) == "careless"
 
     def level(self, family: Family, rng: random.Random, case: SeedCase, attempt: int) -> int | None:
-        """The difficulty of the draft: the learned table's choice where the family is graded, else its default.
+        """The difficulty of the draft: the pinned level, else the learned table's choice, else the level the
+        calibrations so far climbed to (:meth:`observe`; the family's default at first).
 
-        Drawn from its own RNG stream, so a family gaining levels does not change the rest of its drafts.
+        The table's draw comes from its own RNG stream, so a family gaining levels does not change the rest of its
+        drafts.
         """
-        if not family.levels or self.table is None:
+        if not family.levels:
             return None
+        if self.pinned is not None:
+            return pinned_level(family, self.pinned)
+        if self.table is None:
+            return self.climbed().get(family.name)
         if self._level is not None:
             return self._level
         choice = self._choose(
@@ -114,6 +124,39 @@ class ScriptedProposer:
         )
         self._level = int(choice)
         return self._level
+
+    # -- climbing: calibration moves the level ---------------------------------------------------------------
+
+    def climbed(self) -> dict[str, int]:
+        """The level each family stands at in this workspace (``.proposer/levels.json``; none: the default)."""
+        path = self._levels_file()
+        if path is None or not path.is_file():
+            return {}
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, int)} if isinstance(data, dict) else {}
+
+    def observe(self, family: Family, level: int | None, pass_rate: float | None) -> int | None:
+        """Move the family's level by a calibration's outcome: pass rate 1 ("too easy") one up, 0 ("too hard") one
+        down, anything else (accepted, or no rate) stays. Only a climbing proposer moves (not a pinned level or a
+        learned table's choice); returns the family's level from now on."""
+        if not family.levels or level is None or self.pinned is not None or self.table is not None:
+            return level
+        if pass_rate == 1.0:
+            level = min(family.levels[-1], next((n for n in family.levels if n > level), level))
+        elif pass_rate == 0.0:
+            level = max(family.levels[0], max((n for n in family.levels if n < level), default=level))
+        path = self._levels_file()
+        if path is not None:
+            state = {**self.climbed(), family.name: level}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+        return level
+
+    def _levels_file(self) -> Path | None:
+        return None if self.workspace is None else self.workspace.root / ".proposer" / "levels.json"
 
     def _choose(self, key: str, options: tuple[str, ...], rng: random.Random) -> str:
         from autoenv.agents.policies.learned import draw
@@ -158,6 +201,13 @@ def write_draft(draft: TaskDraft, root: Path) -> Path:
     if target.is_dir() and (target / "task.toml").is_file() and task_hash(target) == draft_hash(draft):
         return target
     return draft.write(root)
+
+
+def pinned_level(family: Family, pin: str | int) -> int:
+    """The level ``--level`` names for ``family``: ``max`` its top, N its level N (ValueError when it has none)."""
+    if str(pin) == "max":
+        return family.levels[-1]
+    return family.level(int(pin)).number
 
 
 def known_families() -> list[str]:

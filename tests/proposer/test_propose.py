@@ -10,6 +10,7 @@ from proposer_helpers import bundled_seed_cases, needs_sandbox, seed_case
 from typer.testing import CliRunner
 
 from autoenv.cli.main import app
+from autoenv.families.registry import family_for
 from autoenv.proposer.models import ProposeSummary, SeedCase
 from autoenv.proposer.propose import propose
 from autoenv.validate.validation import validate_task
@@ -108,7 +109,11 @@ METHODS_IN_TURN = [("prompt", 2), ("feedback", 1), ("agentic", 1)]
 def test_every_bundled_seed_case_gives_an_accepted_task(path, method, attempts, tmp_path):
     case = SeedCase.load(path)
     dirs = {"out": tmp_path / "out", "workspace": tmp_path / "workspace"}
-    summary = run(case, dirs, method, attempts=attempts)
+    # each case at its family's default level, the tasks this test was written for: climbing after a "too easy"
+    # first attempt is tests/proposer/test_ladders.py's subject
+    family = family_for(case)
+    pin = {"level": str(family.default_level)} if family.ladder else {}
+    summary = run(case, dirs, method, attempts=attempts, **pin)
     reasons = [(r.reason or "accepted").splitlines()[0] for r in summary.records]
     assert summary.accepted_tasks, f"{case.id} / {method}: {reasons}"
     for record in summary.records:

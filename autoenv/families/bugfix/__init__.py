@@ -1,5 +1,5 @@
-"""Buggy-function family: a small helper module with one realistic bug to fix."""
+"""Buggy-function family: helper modules with realistic bugs to fix (one named at level 1, several found above)."""
 
-from autoenv.families.bugfix import generator
+from autoenv.families.bugfix import generator, recipe
 
-__all__ = ["generator"]
+__all__ = ["generator", "recipe"]

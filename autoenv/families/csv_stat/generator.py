@@ -17,6 +17,8 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.csv_stat import ladder
+from autoenv.families.levels import Level
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -74,9 +76,45 @@ def _valid_number(text: str) -> float | None:
 
 
 #: Graded difficulty: 1 clean data (a naive program passes), 2 messy names, invalid values and statuses
-#: (the tasks of earlier releases), 3 as 2 with more invalid values and negatives always excluded.
-DIFFICULTY_LEVELS = (1, 2, 3)
+#: (the tasks of earlier releases), 3 as 2 with more invalid values and negatives always excluded, 4 as 3 with a
+#: program the tests run on unseen files (:mod:`autoenv.families.csv_stat.ladder`).
+LADDER = (
+    Level(number=1, asks="a grouped statistic over clean rows (a naive program passes)"),
+    Level(
+        number=2,
+        axes={"composition": 1},
+        asks="as 1 over messy rows: inconsistent group names, invalid values and statuses to exclude together",
+    ),
+    Level(
+        number=3, axes={"composition": 2}, asks="as 2 with twice the invalid values and negative values always excluded"
+    ),
+    Level(
+        number=4,
+        axes={"composition": 2, "hidden_cases": 1},
+        asks="as 3, and ship /app/groupstat.py, which the tests run on unseen files: columns reordered among "
+        "others, quoted commas, CRLF, unicode names, exponent notation, nan/inf, a group with no valid row",
+    ),
+)
+DIFFICULTY_LEVELS = tuple(level.number for level in LADDER)
 DEFAULT_LEVEL = 2
+
+
+def answer(
+    rows: list[dict[str, str]], group: str, value: str, ok: str, drop_negative: bool, stat: str
+) -> dict[str, tuple[int, float]]:
+    """Each normalised group's (n, statistic) over its valid rows, sorted by name, then ``ALL``."""
+    buckets: dict[str, list[float]] = {}
+    for row in rows:
+        if row["status"] != ok:
+            continue
+        x = _valid_number(row[value])
+        if x is None or (drop_negative and x < 0):
+            continue
+        buckets.setdefault(row[group].strip().lower(), []).append(x)
+    everything = [x for xs in buckets.values() for x in xs]
+    expected = {g: (len(xs), round(compute(stat, xs), 6)) for g, xs in sorted(buckets.items())}
+    expected["ALL"] = (len(everything), round(compute(stat, everything), 6))
+    return expected
 
 
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
@@ -87,8 +125,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     stat = rng.choice(sorted(STATS))
     ok = rng.choice(["ok", "valid", "done"])
     other_status = ["error", "retry", "calibrating", "void"]
-    drop_negative = rng.random() < 0.5 or level == 3
-    bad_share = {1: 0.0, 2: 0.06, 3: 0.12}[level]
+    drop_negative = rng.random() < 0.5 or level >= 3
+    bad_share = {1: 0.0, 2: 0.06, 3: 0.12, 4: 0.12}[level]
     n_rows = rng.randint(180, 420)
     rows = []
     for i in range(n_rows):
@@ -111,18 +149,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     writer.writerows(rows)
     data = out.getvalue()
 
-    buckets: dict[str, list[float]] = {}
-    for row in rows:
-        if row["status"] != ok:
-            continue
-        x = _valid_number(row[value])
-        if x is None or (drop_negative and x < 0):
-            continue
-        buckets.setdefault(row[group].strip().lower(), []).append(x)
-    everything = [x for xs in buckets.values() for x in xs]
-    expected = {g: (len(xs), round(compute(stat, xs), 6)) for g, xs in sorted(buckets.items())}
-    expected["ALL"] = (len(everything), round(compute(stat, everything), 6))
-    order = sorted(buckets) + ["ALL"]
+    expected = answer(rows, group, value, ok, drop_negative, stat)
+    order = list(expected)
     data_path = f"/app/data/{domain}.csv"
 
     rules = [
@@ -255,7 +283,30 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     )
     name = task_name("csv-stat", rng, f"{group}-{stat}")
     app = {f"data/{domain}.csv": data}
-    files = task_files(case, NAME, CATEGORY, [*TAGS, stat], instruction, solution, tests, app=app)
+    hidden: dict[str, Any] = {}
+    if level >= 4:  # the program, run by the tests on files the solver never sees
+        instruction += ladder.INSTRUCTION
+        tables = ladder.hidden_tables(rng, group, value, ok, groups, mu, sd)
+        fields = ["status", value, "note", group, "id"]
+        hidden = {n: ladder.to_csv(rows, fields, "\r\n").encode() for n, rows in tables.items()}
+        want = {
+            n: [[g, *v] for g, v in answer(rows, group, value, ok, drop_negative, stat).items()]
+            for n, rows in tables.items()
+        }
+        tests += ladder.tests(want)
+        params_p = {
+            "group": group,
+            "value": value,
+            "ok": ok,
+            "drop_negative": drop_negative,
+            "stat": stat,
+            "header": f"{group},n,{stat}",
+        }
+        solution = solve_sh(
+            f"cat > {ladder.PROGRAM} <<'GROUPSTAT'\n" + ladder.program(params_p) + "GROUPSTAT\n"
+            f"python3 {ladder.PROGRAM} {data_path} /app/answer.csv\ncat /app/answer.csv\n"
+        )
+    files = task_files(case, NAME, CATEGORY, [*TAGS, stat], instruction, solution, tests, app=app, hidden=hidden)
     # a reference answer left behind by a hurried author (first-draft flaw)
     stale = "\n".join([f"{group},n,{stat}"] + [f"{g},{expected[g][0]},{expected[g][1]:.3f}" for g in order]) + "\n"
     pick = next((g for g in order if not float(expected[g][1]).is_integer()), order[0])

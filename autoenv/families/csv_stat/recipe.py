@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from autoenv.families.csv_stat.generator import LADDER
+from autoenv.families.csv_stat.ladder import PROGRAM
 from autoenv.families.solver import ProgramRecipe, first
 
 
@@ -14,6 +16,8 @@ class CsvStatRecipe(ProgramRecipe):
     naive_variant = True
 
     def difficulty(self, instruction: str) -> str | None:
+        if PROGRAM in instruction:  # level 4: a program for unseen files is a skill of its own
+            return LADDER[3].skill()
         return "clean" if "has been cleaned already" in instruction else "messy"
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
@@ -32,6 +36,7 @@ class CsvStatRecipe(ProgramRecipe):
             "out": first(r"Write the result to `(/app/[\w./-]+)`", instruction),
             "inputs": [first(r"`(/app/data/[\w.-]+\.csv)`", instruction)],
             "outputs": [first(r"Write the result to `(/app/[\w./-]+)`", instruction)],
+            "program_path": PROGRAM if PROGRAM in instruction else None,
         }
 
 

@@ -16,6 +16,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.levels import Level
+from autoenv.families.log_parse import ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -54,9 +56,45 @@ FORMATS = {
 }
 
 
+#: Formats a task may *find* in its logging config (levels 3 and up); levels 1-2 draw from ``FORMATS`` alone.
+FOUND_FORMATS = {
+    **FORMATS,
+    "kv": (
+        'ts=TIMESTAMP level=LEVEL svc=SERVICE pid=PID dur=DURATIONms msg="MESSAGE"',
+        r"^ts=(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}) level=(DEBUG|INFO|WARN|ERROR) svc=([a-z]+) pid=(\d+) "
+        r'dur=(\d+)ms msg="([^"]*)"$',
+    ),
+}
+
+LADDER = (
+    Level(number=1, asks="summarise one log whose line layout, rules and report keys the instruction spells out"),
+    Level(
+        number=2,
+        axes={"hidden_cases": 1},
+        asks="as 1, and ship /app/logsum.py, which the tests run on unseen logs with corners the shipped log does "
+        "not show (empty, CRLF line ends, unicode messages, ties, lines on the window's bounds)",
+    ),
+    Level(
+        number=3,
+        axes={"hidden_cases": 1, "less_told": 1},
+        asks="as 2, but the line layout is not told: it is the format the services' logging config declares "
+        "(one of three, a printf-style format string and a date format to turn into a parser)",
+    ),
+    Level(
+        number=4,
+        axes={"hidden_cases": 1, "less_told": 1, "scale": 1},
+        asks="as 3, and retried writes (exact repeats of a valid line) count once, on a hidden log of 200,000 lines "
+        "the program must summarise within the tests' time limit (a list lookup per line is far too slow)",
+    ),
+)
+DEFAULT_LEVEL = 1
+
+
 def _line(fmt: str, ts: datetime, level: str, service: str, pid: int, msg: str, ms: int) -> str:
     if fmt == "iso":
         return f"{ts:%Y-%m-%dT%H:%M:%S}Z {level} {service}[{pid}]: {msg} (took {ms}ms)"
+    if fmt == "kv":
+        return f'ts={ts:%Y-%m-%dT%H:%M:%S} level={level} svc={service} pid={pid} dur={ms}ms msg="{msg}"'
     return f'[{ts:%Y-%m-%d %H:%M:%S}] {level} {service} pid={pid} {ms}ms "{msg}"'
 
 
@@ -83,30 +121,50 @@ def _junk(rng: random.Random, good: str) -> str:
 
 
 def _parse(fmt: str, line: str) -> dict[str, Any] | None:
-    m = re.match(FORMATS[fmt][1], line)
+    m = re.match(FOUND_FORMATS[fmt][1], line)
     if not m:
         return None
     if fmt == "iso":
         ts, level, service, pid, msg, ms = m.groups()
         when = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")
+    elif fmt == "kv":
+        ts, level, service, pid, ms, msg = m.groups()
+        when = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S")
     else:
         ts, level, service, pid, ms, msg = m.groups()
         when = datetime.strptime(ts, "%Y-%m-%d %H:%M:%S")
     return {"when": when, "level": level, "service": service, "ms": int(ms)}
 
 
-def summarise(fmt: str, lines: list[str], level: str, window: tuple[datetime, datetime] | None) -> dict[str, Any]:
+def summarise(
+    fmt: str,
+    lines: list[str],
+    level: str,
+    window: tuple[datetime, datetime] | None,
+    *,
+    crlf: bool = False,
+    retries: bool = False,
+) -> dict[str, Any]:
+    """The report the tests expect; ``crlf``: a ``\\r`` ending a line is its line end; ``retries``: a valid line
+    repeating an earlier valid line exactly is a retry and counts neither as valid nor as malformed."""
     total = malformed = 0
+    seen: set[str] = set()
     by_level: dict[str, int] = {}
     target: dict[str, int] = {}
     durations: dict[str, list[int]] = {}
     for line in lines:
+        if crlf:
+            line = line.removesuffix("\r")
         if not line.strip():
             continue
         rec = _parse(fmt, line)
         if rec is None:
             malformed += 1
             continue
+        if retries:
+            if line in seen:
+                continue
+            seen.add(line)
         if window and not (window[0] <= rec["when"] < window[1]):
             continue
         total += 1
@@ -126,8 +184,10 @@ def summarise(fmt: str, lines: list[str], level: str, window: tuple[datetime, da
     }
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
-    fmt = rng.choice(sorted(FORMATS))
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    """A log-parse task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    rung = level
+    fmt = rng.choice(sorted(FOUND_FORMATS if rung >= 3 else FORMATS))
     level = rng.choice(["ERROR", "WARN"])
     services = rng.sample(SERVICES, rng.randint(3, 6))
     start = datetime(2024, rng.randint(1, 12), rng.randint(1, 28), rng.randint(0, 12), 0, 0)
@@ -151,6 +211,12 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         lines.append(_junk(rng, good) if rng.random() < 0.07 else good)
         if rng.random() < 0.02:
             lines.append("")
+    if rung >= 4:  # retried writes: a valid line written again, a little later in the file
+        for _ in range(rng.randint(8, 20)):
+            at = rng.randrange(1, len(lines))
+            earlier = lines[rng.randrange(at)]
+            if _parse(fmt, earlier) is not None:
+                lines.insert(at, earlier)
     window = None
     if rng.random() < 0.5:
         span = (ts - start).total_seconds()
@@ -158,20 +224,19 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         w1 = start + timedelta(seconds=int(span * rng.uniform(0.6, 0.9)))
         window = (w0.replace(second=0), w1.replace(second=0))
     log_text = "\n".join(lines) + "\n"
-    expected = summarise(fmt, lines, level, window)
-    layout, _ = FORMATS[fmt]
+    expected = summarise(fmt, lines, level, window, crlf=rung >= 2, retries=rung >= 4)
+    layout, _ = FOUND_FORMATS[fmt]
     key = f"{level.lower()}_by_service"
     ts_example = _line(fmt, start, "INFO", services[0], 4242, "request served", 87)
     window_text = ""
     if window:
-        fmt_ts = "%Y-%m-%dT%H:%M:%SZ" if fmt == "iso" else "%Y-%m-%d %H:%M:%S"
+        fmt_ts = {"iso": "%Y-%m-%dT%H:%M:%SZ", "kv": "%Y-%m-%dT%H:%M:%S"}.get(fmt, "%Y-%m-%d %H:%M:%S")
         window_text = textwrap.dedent(f"""
             Only lines whose timestamp lies in the window from `{window[0].strftime(fmt_ts)}` (inclusive)
             to `{window[1].strftime(fmt_ts)}` (exclusive) count for the statistics below; valid lines
             outside it are ignored (malformed lines are counted wherever they are).
             """)
-    instruction = (
-        textwrap.dedent(f"""\
+    told = textwrap.dedent(f"""\
         # Summarise the service log
 
         `/app/logs/app.log` is the log of a group of services. A **valid** line
@@ -193,6 +258,17 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         ignored. Every other line (stack-trace lines, truncated writes, wrong
         case, extra text) is **malformed**.
         """)
+    if rung >= 3:
+        told = textwrap.dedent("""\
+            # Summarise the service log
+
+            `/app/logs/app.log` is the log of a group of services. A **valid** line has exactly the layout
+            the services' logging configuration declares (find it under `/app/conf/`): every field as
+            documented there, nothing before or after. Empty lines are ignored. Every other line
+            (stack-trace lines, truncated writes, wrong case, extra text) is **malformed**.
+            """)
+    instruction = (
+        told
         + window_text
         + textwrap.dedent(f"""
         Write `/app/summary.json`, one JSON object with exactly these keys:
@@ -208,6 +284,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
 
         All counts and durations are JSON integers. Do not modify the log.
         """)  # noqa: E501
+        + (_program_text(rung) if rung >= 2 else "")
     )
     expected_json = json.dumps(expected, sort_keys=True)
     tests = textwrap.dedent(f'''\
@@ -260,7 +337,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         import json, re
         from datetime import datetime
 
-        PATTERN = re.compile({FORMATS[fmt][1]!r})
+        PATTERN = re.compile({FOUND_FORMATS[fmt][1]!r})
         WINDOW = {window_py}
         window = tuple(datetime.fromisoformat(w) for w in WINDOW) if WINDOW else None
         total = malformed = 0
@@ -294,8 +371,17 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         ''')
     )
     name = task_name("log-parse", rng, f"{fmt}-{level.lower()}")
-    app = {"logs/app.log": log_text}
-    files = task_files(case, NAME, CATEGORY, TAGS, instruction, solution, tests, app=app)
+    app: dict[str, Any] = {"logs/app.log": log_text}
+    hidden: dict[str, Any] = {}
+    toml: dict[str, Any] = {}
+    if rung >= 2:  # the program, run by the tests on logs the solver never sees
+        support, tests, solution = _above_level_one(rung, fmt, level, key, services, window, start, tests, rng)
+        hidden.update(support)
+        if rung >= 3:
+            app["conf/logging.ini"] = ladder.logging_ini(fmt, rng)
+        if rung >= 4:
+            toml = {"agent_timeout": 600.0, "verifier_timeout": 300.0}
+    files = task_files(case, NAME, CATEGORY, TAGS, instruction, solution, tests, app=app, hidden=hidden, **toml)
     params = {
         "format": fmt,
         "level": level,
@@ -307,3 +393,62 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         "stale_output": ("summary.json", json.dumps(expected, indent=2, sort_keys=True) + "\n"),
     }
     return TaskDraft(name=name, family="log-parse", files=files, params=params)
+
+
+def _program_text(rung: int) -> str:
+    """The instruction's part about ``/app/logsum.py`` (levels 2 and up)."""
+    text = textwrap.dedent("""
+        ## The program
+
+        Also write `/app/logsum.py`: `python3 /app/logsum.py LOG OUT` must write to `OUT` the same JSON
+        object for any log file `LOG` of these services (the same rules, window and level of interest),
+        and the tests run it on other logs than the shipped one. A log may be empty (then `total` and
+        `malformed` are 0, both objects are empty, `slowest_service` is `null` and `max_ms` is 0), its
+        lines may end with `\\r\\n` (the `\\r` belongs to the line end, not to the line) and its
+        messages may hold any UTF-8 text.
+        """)
+    if rung >= 4:
+        text += textwrap.dedent("""
+            A retried write repeats a valid line exactly, every character of it: a valid line that repeats
+            an earlier valid line of the same log is not counted at all (neither as valid nor as malformed).
+            Logs run to a few hundred thousand lines: the tests give the program one minute for 200,000.
+            """)
+    return text
+
+
+def _above_level_one(
+    rung: int,
+    fmt: str,
+    level: str,
+    key: str,
+    services: list[str],
+    window: tuple[datetime, datetime] | None,
+    start: datetime,
+    tests: str,
+    rng: random.Random,
+) -> tuple[dict[str, bytes], str, str]:
+    """The hidden logs (support files), the tests with the program's cases, and the solution that writes it."""
+    retries = rung >= 4
+    logs = ladder.hidden_logs(fmt, rng, lambda *fields: _line(fmt, *fields), services, window)
+    support = {name: ("\n".join(lines) + "\n").encode() if lines else b"" for name, lines in logs.items()}
+    expected = {name: summarise(fmt, lines, level, window, crlf=True, retries=retries) for name, lines in logs.items()}
+    big = None
+    if rung >= 4:
+        begin = (window[0] - timedelta(hours=1)) if window else start
+        big = {
+            "seed": rng.randrange(1, 2**31),
+            "lines": ladder.BIG_LINES,
+            "template": ladder.TEMPLATES[fmt],
+            "services": services,
+            "start": begin.isoformat(),
+            "limit": ladder.BIG_LIMIT_SEC,
+        }
+        text = ladder.big_log(big["seed"], big["lines"], big["template"], services, big["start"])
+        big["expected"] = summarise(fmt, text.split("\n"), level, window, crlf=True, retries=True)
+    params = ladder.program_params(fmt, FOUND_FORMATS[fmt][1], level, key, window, retries)
+    solution = solve_sh(
+        "cat > /app/logsum.py <<'LOGSUM'\n"
+        + ladder.program(params)
+        + "LOGSUM\npython3 /app/logsum.py /app/logs/app.log /app/summary.json\ncat /app/summary.json\n"
+    )
+    return support, tests + ladder.tests(expected, big), solution

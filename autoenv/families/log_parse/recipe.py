@@ -1,32 +1,61 @@
-"""log-parse: read the log layout and the report's keys from the instruction; files/solver_program.py summarises."""
+"""log-parse: read the log layout and the report's keys from the instruction; files/solver_program.py summarises.
+
+Above level 1 the recipe writes its program where the task asks for one (``/app/logsum.py``, run by the tests on
+unseen logs), takes the layout from the services' logging config when the instruction does not give it, and drops
+retried writes when the instruction says they count once. Its ``difficulty`` is the level's skill key, so each
+level is a skill of its own to the learned solver.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from autoenv.families.log_parse.generator import LADDER
 from autoenv.families.solver import ProgramRecipe, first
+
+PROGRAM = "/app/logsum.py"
+
+
+def level_of(instruction: str) -> int:
+    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
+    if PROGRAM not in instruction:
+        return 1
+    if "logging configuration declares" not in instruction:
+        return 2
+    return 4 if "retried write" in instruction else 3
 
 
 class LogSummaryRecipe(ProgramRecipe):
     name = "log_summary"
     markers = ("is **malformed**", "/app/summary.json")
 
+    def difficulty(self, instruction: str) -> str | None:
+        level = level_of(instruction)
+        return None if level == 1 else LADDER[level - 1].skill()
+
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        layout = first(r"```\n(.+?)\n```", instruction, re.S).strip()
+        told = re.search(r"```\n(.+?)\n```", instruction, re.S)
         key = first(r"\| `(\w+_by_service)` \|", instruction)
         level = first(r"number of counted `(\w+)` lines", instruction)
         window = re.search(r"window from `([^`]+)` \(inclusive\)\s+to `([^`]+)` \(exclusive\)", instruction)
+        program = PROGRAM in instruction
         return {
-            "layout": layout,
+            "layout": told.group(1).strip() if told else None,
             "key": key,
             "level": level,
             "window": list(window.groups()) if window else None,
+            "retries": "retried write" in instruction,
             "log": "/app/logs/app.log",
             "out": "/app/summary.json",
+            "program_path": PROGRAM if program else None,
             "inputs": ["/app/logs/app.log"],
             "outputs": ["/app/summary.json"],
         }
+
+    def look(self, params: dict[str, Any]) -> str:
+        look = super().look(params)
+        return look if params["layout"] else look + "; ls /app/conf; cat /app/conf/*"
 
 
 RECIPE = LogSummaryRecipe()

@@ -1,4 +1,4 @@
-import csv, json, math, statistics
+import csv, json, math, statistics, sys
 PARAMS: dict = {}  # filled in by the recipe (solver.embed)
 
 P = PARAMS
@@ -27,8 +27,10 @@ def stat(xs):
         return sum(xs)
     raise SystemExit("unknown statistic " + kind)
 
+data_path = sys.argv[1] if len(sys.argv) > 2 else P["data"]
+out_path = sys.argv[2] if len(sys.argv) > 2 else P["out"]
 groups = {}
-with open(P["data"], newline="") as fh:
+with open(data_path, newline="", encoding="utf-8") as fh:
     for row in csv.DictReader(fh):
         if P.get("naive"):  # trust the data as it is: no validity rules, no name normalisation
             groups.setdefault(row[P["group"]], []).append(float(row[P["value"]]))
@@ -38,7 +40,7 @@ with open(P["data"], newline="") as fh:
             continue
         groups.setdefault(row[P["group"]].strip().lower(), []).append(x)
 allx = [x for xs in groups.values() for x in xs]
-with open(P["out"], "w") as out:
+with open(out_path, "w", encoding="utf-8") as out:
     out.write(P["header"] + "\n")
     for name in sorted(groups):
         out.write(f"{name},{len(groups[name])},{stat(groups[name]):.3f}\n")

@@ -1,0 +1,167 @@
+"""Difficulty ladders (issue 42): levels recorded in task.toml, every level valid and solvable, the proposer climbs."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from harbor.models.task.task import Task
+from proposer_helpers import REPO, bundled_seed_cases, needs_sandbox, seed_case
+
+from autoenv.agents.policies.recipes import match_recipe
+from autoenv.families.levels import AXES, Level, with_level
+from autoenv.families.registry import FAMILIES
+from autoenv.proposer.models import ProposeOptions, SeedCase
+from autoenv.proposer.propose import propose
+from autoenv.proposer.scripted import ScriptedProposer, pinned_level
+from autoenv.proposer.workspace import Workspace
+from autoenv.taskfmt.check import check_task
+from autoenv.validate.calibration import calibrate
+from autoenv.validate.validation import validate_task
+
+LADDERED = [name for name, family in FAMILIES.items() if family.ladder]
+EVERY_LEVEL = [(name, level) for name in LADDERED for level in FAMILIES[name].levels]
+
+
+def case_for(family: str) -> SeedCase:
+    return SeedCase(id=f"t-{family}", task="t", failure_mode="t", target_skill="t", family=family)
+
+
+def test_log_parse_bugfix_and_csv_stat_are_laddered():
+    assert {"log-parse", "csv-stat", "bugfix"} <= set(LADDERED)
+    assert all(len(FAMILIES[name].levels) >= 4 for name in ("log-parse", "csv-stat", "bugfix"))
+    assert FAMILIES["log-parse"].levels == (1, 2, 3, 4)
+    assert set(FAMILIES["log-parse"].axes) == {"hidden_cases", "less_told", "scale"}
+
+
+@pytest.mark.parametrize(("family", "level"), EVERY_LEVEL)
+def test_every_level_is_recorded_in_harbor_metadata_and_recognised(family, level, tmp_path):
+    draft = FAMILIES[family].draft(case_for(family), random.Random(level), level=level)
+    task = draft.write(tmp_path)
+    assert check_task(task) == [], [str(p) for p in check_task(task)]
+    metadata = Task(task).config.metadata  # Harbor's own loader keeps the record
+    rung = FAMILIES[family].level(level)
+    assert metadata["level"] == level and metadata["level_axes"] == {a: n for a, n in rung.axes.items() if n}
+    assert draft.params["ladder_level"] == level
+    matched = match_recipe(draft.files["instruction.md"])
+    assert matched is not None, "the scripted solver recognises it"
+    if (family, level) == ("bugfix", 1):  # one named function: the scripted policy's generic fix_function
+        assert matched[0].name == "fix_function"
+    else:
+        assert matched[0] is FAMILIES[family].recipe
+    if family in ("log-parse", "bugfix"):  # each level is a skill of its own to the learned solver
+        assert matched[0].difficulty(draft.files["instruction.md"]) == (None if level == 1 else rung.skill())
+
+
+def test_level_one_is_todays_task_plus_its_record():
+    """The generator's level-1 draw is unchanged; the draft only gains the two metadata lines."""
+    family = FAMILIES["log-parse"]
+    plain = family.generate(case_for("log-parse"), random.Random(3))
+    drafted = family.draft(case_for("log-parse"), random.Random(3))
+    assert {k: v for k, v in plain.files.items() if k != "task.toml"} == {
+        k: v for k, v in drafted.files.items() if k != "task.toml"
+    }
+    assert drafted.files["task.toml"] == with_level(plain.files["task.toml"], family.level(1))
+    assert drafted.files["task.toml"].replace("level = 1\nlevel_axes = {}\n", "") == plain.files["task.toml"]
+
+
+def test_bundled_seed_cases_give_their_familys_default_level():
+    for path in bundled_seed_cases():
+        case = SeedCase.load(path)
+        family = FAMILIES[case.family]
+        draft = ScriptedProposer(seed=0, flaw_rate=0.0).draft(case, 0)
+        if family.ladder:
+            meta = tomllib.loads(draft.files["task.toml"])["metadata"]
+            assert meta["level"] == family.default_level, path.name
+    assert FAMILIES["log-parse"].default_level == 1
+
+
+def test_levels_name_known_axes_and_pins_resolve():
+    with pytest.raises(ValueError, match="unknown axes"):
+        Level(number=2, axes={"sheer_will": 1}, asks="x")
+    family = FAMILIES["log-parse"]
+    assert pinned_level(family, "max") == 4 and pinned_level(family, "2") == 2
+    with pytest.raises(ValueError, match="no level 9; its levels: 1, 2, 3, 4"):
+        pinned_level(family, 9)
+    with pytest.raises(ValueError, match="level number"):
+        ProposeOptions(level="hard")
+    assert list(AXES)[:2] == ["less_told", "hidden_cases"]
+
+
+def test_climbing_moves_one_level_per_verdict_within_the_ladder(tmp_path):
+    family = FAMILIES["log-parse"]
+    proposer = ScriptedProposer(workspace=Workspace(tmp_path).init())
+    assert proposer.observe(family, 1, 1.0) == 2 and proposer.climbed() == {"log-parse": 2}
+    assert proposer.observe(family, 4, 1.0) == 4, "the top stays the top"
+    assert proposer.observe(family, 4, 0.5) == 4, "an accepted task leaves the level where it is"
+    assert proposer.observe(family, 1, 0.0) == 1, "the bottom stays the bottom"
+    assert proposer.observe(family, 3, 0.0) == 2
+    case = case_for("log-parse")
+    assert proposer.draft(case, 5).params["ladder_level"] == 2, "the next draft is drawn at the climbed level"
+    pinned = ScriptedProposer(workspace=Workspace(tmp_path).init(), level="max")
+    assert pinned.observe(family, 4, 0.0) == 4 and pinned.draft(case, 5).params["ladder_level"] == 4
+
+
+def test_families_command_lists_levels_and_axes():
+    out = subprocess.run(
+        [sys.executable, "-m", "autoenv.cli.main", "families", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = {row["name"]: row for row in json.loads(out.stdout)}
+    assert set(rows) == set(FAMILIES)
+    log = rows["log-parse"]
+    assert [lv["number"] for lv in log["levels"]] == [1, 2, 3, 4] and log["default_level"] == 1
+    assert "scale" in log["axes"] and "logging config" in log["levels"][2]["asks"]
+    assert rows["config-repair"]["levels"] == []
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize(("family", "level"), EVERY_LEVEL)
+def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, tmp_path):
+    draft = FAMILIES[family].draft(case_for(family), random.Random(100 + level), level=level)
+    task = draft.write(tmp_path / "tasks")
+    report = validate_task(task, force=True, record=False, trials_dir=tmp_path / "validate")
+    assert report.valid, report.feedback()
+    status = {check.name: check.status for check in report.checks}
+    assert all(status[name] == "pass" for name in ("oracle", "nop", "partial", "tamper")), status
+    solved = calibrate(
+        task, solver="terminal:policy=scripted,success_rate=1.0", rollouts=1, trials_dir=tmp_path / "solve"
+    )
+    assert solved.passes == 1, solved.verdict
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_the_scripted_proposer_climbs_on_too_easy_and_descends_on_too_hard(tmp_path):
+    """Real calibrations: the oracle passes every rollout (too easy: up a level each round), nop none (down)."""
+    case = seed_case("log-parser-malformed")
+    ws = tmp_path / "workspace"
+    options = dict(method="feedback", flaw_rate=0.0, rollouts=1, max_rounds=3, workspace=ws)
+    up = propose(case, out_dir=tmp_path / "up", solver="oracle", **options)
+    assert json.loads((ws / ".proposer" / "levels.json").read_text()) == {"log-parse": 4}
+    details = [a.detail for a in up.records[0].actions]
+    assert any("log-parse level 1 -> 2" in d for d in details) and any("level 2 -> 3" in d for d in details)
+    kept = tomllib.loads((tmp_path / "up" / "rejected").glob("*/task.toml").__next__().read_text())
+    assert kept["metadata"]["level"] in (1, 2, 3)
+    down = propose(case, out_dir=tmp_path / "down", solver="nop", **options)
+    assert json.loads((ws / ".proposer" / "levels.json").read_text()) == {"log-parse": 1}
+    details = [a.detail for a in down.records[0].actions]
+    assert any("log-parse level 4 -> 3" in d for d in details), details
+
+
+def test_model_written_files_keep_their_bytes(tmp_path):
+    """issue 42: a model's generated log with CRLF lines, a NUL and non-ASCII text lands on disk exactly."""
+    from autoenv.proposer.actions import ActionLog
+    from autoenv.proposer.propose import _apply
+
+    text = "a\r\nb\x00c\r\nGrüße ✓\n"
+    _apply(tmp_path, {"environment/app/raw.log": text}, [], ActionLog())
+    assert (tmp_path / "environment" / "app" / "raw.log").read_bytes() == text.encode("utf-8")
