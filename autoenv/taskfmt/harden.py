@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from autoenv.errors import TaskError
 from autoenv.grading import AGENTCALL
-from autoenv.taskfmt.check import Problem
+from autoenv.taskfmt.check import Problem, _dotted
 
 HOOK_PATH = Path(__file__).parent.parent / "grading" / "agentimport.py"
 
@@ -155,17 +155,6 @@ def _test_files(task: Path, test_sh: str) -> list[str]:
 
 
 # -- what cannot be served ------------------------------------------------------------------------------------
-
-
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
 
 
 def _agent_modules(task: Path, roots: list[str]) -> set[str]:
