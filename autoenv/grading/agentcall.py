@@ -14,9 +14,11 @@ This file, copied into a task's ``tests/`` folder, keeps the two apart. Standard
     ``agent_module("stats_utils").median([3, 1, 2])`` calls a function in that child and returns its result as
     plain data (JSON); an object that is not plain data comes back as a :class:`Remote` handle, which refuses
     ``bool``, ``==`` and ``hash`` (the agent's class would decide them: compare the plain data it returns, e.g.
-    ``assert mod.is_valid(x) is True``). An exception the agent's code raised, or an exception class its module
-    names, is a stand-in class derived from :class:`AgentError` (and from the built-in type it named, so
-    ``pytest.raises(ValueError)`` still matches): never a built-in or a class of the grader's, so
+    ``assert mod.is_valid(x) is True``); its attributes can be set, and ``len``, iteration, indexing, ``in`` and
+    ``str`` are asked of the agent's process. Lists, dicts and sets a call changed in place come back changed into
+    the test's own (a test may check its input was left intact). An exception the agent's code raised, or an
+    exception class its module names, is a stand-in class derived from :class:`AgentError` (and from the built-in
+    type it named, so ``pytest.raises(ValueError)`` still matches): never a built-in or a class of the grader's, so
     ``ValidationError = Exception`` in the agent's module cannot make ``pytest.raises`` catch everything. A child
     that exits, hangs (even halfway through a reply) or answers garbage fails the call (:class:`AgentCrashed`).
     ``run_agent(["python3", "/app/cli.py"])`` runs an agent program as nobody, in a process group of its own, and
