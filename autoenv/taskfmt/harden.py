@@ -364,3 +364,66 @@ def harden(src: Path, out: Path | None = None) -> Hardened:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return Hardened(task=out, roots=roots, tests=files, sys_path=sys_path)
+
+
+# -- a dataset: harden what needs it, validate the rest as it is -------------------------------------------------
+
+
+class HardenOutcome(BaseModel):
+    """One task of ``validate --harden``: what is validated in its place, and why it was or was not hardened."""
+
+    task: Path
+    validated: Path
+    hardened: bool
+    reason: str = ""
+
+
+def needs_hardening(task: Path) -> bool:
+    """The task's tests import the agent's code into pytest (``autoenv task check``'s finding), and it is not
+    hardened already."""
+    from autoenv.taskfmt.check import agent_code_in_judge
+
+    if (task / "tests" / "agentimport.json").is_file():
+        return False
+    return any(p.rule == "autoenv-agent-code-in-judge" for p in agent_code_in_judge(task))
+
+
+def harden_tasks(tasks: list[Path], out_dir: Path) -> list[HardenOutcome]:
+    """Harden each task that needs it into ``out_dir/<name>``; the others, and those whose tests cannot be served
+    (the reason kept), are validated as they are. A copy hardened before from the same task is kept as it is (its
+    recorded verdict with it), so an audit run again resumes."""
+    from autoenv.taskfmt.hashing import task_hash
+
+    outcomes = []
+    for task in tasks:
+        task = Path(task)
+        if not needs_hardening(task):
+            outcomes.append(HardenOutcome(task=task, validated=task, hardened=False, reason="nothing to harden"))
+            continue
+        target = Path(out_dir) / task.name
+        fresh = target.with_name(f".{task.name}-new")
+        shutil.rmtree(fresh, ignore_errors=True)
+        try:
+            harden(task, fresh)
+        except HardenError as exc:
+            first = exc.problems[0]
+            reason = f"{first.where}: {first.message}" + (
+                f" (+{len(exc.problems) - 1} more)" if exc.problems[1:] else ""
+            )
+            outcomes.append(HardenOutcome(task=task, validated=task, hardened=False, reason=reason))
+            continue
+        if (
+            target.exists()
+            and (target / "tests" / "agentimport.json").is_file()
+            and task_hash(target) == task_hash(fresh)
+        ):
+            shutil.rmtree(fresh)
+        else:
+            if target.exists():
+                if not (target / "tests" / "agentimport.json").is_file():
+                    shutil.rmtree(fresh)
+                    raise TaskError(f"{target}: exists and is not a hardened task; pick another --harden folder")
+                shutil.rmtree(target)
+            fresh.rename(target)
+        outcomes.append(HardenOutcome(task=task, validated=target, hardened=True))
+    return outcomes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -203,3 +204,62 @@ def test_a_call_that_changes_its_arguments_is_seen_by_the_tests(tmp_path):
     log = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
     assert outcome.reward == 0.0, log[-3000:]
     assert "FAILED test_outputs.py::test_median_does_not_mutate_input" in log and "1 failed, 15 passed" in log, log
+
+
+def test_harden_tasks_hardens_what_needs_it_and_keeps_a_copy_made_before(tmp_path):
+    from autoenv.taskfmt.harden import harden_tasks
+
+    src = tmp_path / "src"
+    for name in ("fix-median-bug", "inventory-api-multi-tests"):
+        shutil.copytree(PRE / name, src / name)
+    shutil.copytree(REPO / "examples" / "tasks" / "fix-median-bug", src / "median-broker")  # converted by hand
+    tests = src / "inventory-api-multi-tests" / "tests" / "test_models.py"
+    tests.write_text(tests.read_text() + "\n\ndef test_src():\n    import inspect\n    inspect.getsource(Item)\n")
+    tasks = sorted(src.iterdir())
+    outcomes = {o.task.name: o for o in harden_tasks(tasks, tmp_path / "out")}
+    assert (
+        outcomes["fix-median-bug"].hardened
+        and outcomes["fix-median-bug"].validated == tmp_path / "out" / "fix-median-bug"
+    )
+    assert not outcomes["inventory-api-multi-tests"].hardened
+    assert outcomes["inventory-api-multi-tests"].validated == src / "inventory-api-multi-tests"
+    assert "test_models.py:" in outcomes["inventory-api-multi-tests"].reason
+    assert "reads the agent's source" in outcomes["inventory-api-multi-tests"].reason
+    assert outcomes["median-broker"].validated == src / "median-broker" and not outcomes["median-broker"].hardened
+    # run again: the copy made before (and the verdict recorded in it) is kept
+    marker = tmp_path / "out" / "fix-median-bug" / ".autoenv" / "validation.json"
+    marker.parent.mkdir()
+    marker.write_text("{}")
+    harden_tasks(tasks, tmp_path / "out")
+    assert marker.is_file()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["fix-median-bug"]
+
+
+@needs_namespaces
+@pytest.mark.slow
+def test_validate_harden_audits_a_dataset_with_the_hardened_copies(tmp_path):
+    """``autoenv validate DATASET --harden OUT``: the task that can be hardened is valid, the one whose tests patch
+    the agent's code is validated as it is (and rejected), the one with nothing to harden as it is."""
+    dataset = tmp_path / "dataset"
+    shutil.copytree(REVIEWED / "tb-ledger-package", dataset / "tb-ledger-package")
+    shutil.copytree(REVIEWED / "jq-active-users", dataset / "jq-active-users")
+    median = Path(shutil.copytree(PRE / "fix-median-bug", dataset / "fix-median-bug"))
+    tests = median / "tests" / "test_outputs.py"
+    tests.write_text(tests.read_text() + "\n\n" + UNSERVED["monkeypatch"][0])
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "autoenv.cli.main", "validate", str(dataset), "--harden", str(tmp_path / "hardened"),
+         "--trials-dir", str(tmp_path / "trials"), "--db", str(tmp_path / "audit.db"), "--json"],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "hardened: tb-ledger-package" in done.stderr
+    assert "not hardened: fix-median-bug" in done.stderr and "test_outputs.py:" in done.stderr
+    assert "harden: 1 hardened, 1 could not be, 1 as they were" in done.stderr
+    audit = json.loads(done.stdout)
+    verdicts = {e["task_name"]: (e["valid"], e["failed"]) for e in audit["entries"]}
+    assert verdicts == {
+        "tb-ledger-package": (True, []),
+        "jq-active-users": (True, []),
+        "fix-median-bug": (False, ["tamper"]),
+    }
