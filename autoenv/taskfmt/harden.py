@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from autoenv.errors import TaskError
 from autoenv.grading import AGENTCALL
-from autoenv.taskfmt.check import Problem, _dotted
+from autoenv.taskfmt.check import CODE_RUNNERS, PROGRAM_STARTERS, Problem, _dotted
 
 HOOK_PATH = Path(__file__).parent.parent / "grading" / "agentimport.py"
 
@@ -45,21 +45,15 @@ NOT_ROOTS = {"/", "/tests", "/logs", "/tmp", "/usr", "/bin", "/sbin", "/lib", "/
              "/dev", "/var", "/run", "/boot", "/usr/local", "/usr/lib", "/usr/local/lib", "/opt",
              "/solution"}  # fmt: skip
 
-#: Starting a program in these ways cannot be served by ``run_agent`` (a live process, a shell of the grader's).
-UNSERVED_STARTERS = {
-    "subprocess": {"Popen", "getoutput", "getstatusoutput"},
-    "os": {"system", "popen", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",
-           "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "posix_spawn",
-           "posix_spawnp"},
-    "asyncio": {"create_subprocess_exec", "create_subprocess_shell"},
-    "pty": {"spawn"},
-}  # fmt: skip
-#: Loading a file's code into the tests' process by path bypasses the import hook.
+#: Starting a program in these ways cannot be served by ``run_agent`` (a live process, a shell of the grader's):
+#: every starter the task check knows but ``subprocess.run``/``call``/``check_call``/``check_output``, which the
+#: import hook serves.
+UNSERVED_STARTERS = {**PROGRAM_STARTERS, "subprocess": {"Popen", "getoutput", "getstatusoutput"}}
+#: Loading a file's code into the tests' process by path bypasses the import hook (an import by name does not).
 IN_PROCESS_RUNNERS = {
-    "runpy": {"run_path", "run_module"},
-    "importlib.util": {"spec_from_file_location"},
-    "importlib.machinery": {"SourceFileLoader"},
-    "builtins": {"exec", "eval", "compile"},
+    module: functions - {"import_module", "__import__"}
+    for module, functions in CODE_RUNNERS.items()
+    if module != "importlib"
 }
 INSPECTORS = {"getsource", "getsourcelines", "getsourcefile", "getfile", "getmodule", "findsource", "getcomments"}
 PATCHERS = {"setattr", "delattr", "patch", "object", "multiple", "dict"}
