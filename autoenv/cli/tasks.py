@@ -1,4 +1,5 @@
-"""``autoenv task check``: lint tasks before spending sandboxes on them."""
+"""``autoenv task check``: lint tasks before spending sandboxes on them; ``autoenv task harden``: make a task whose
+tests import the agent's code safe to train on."""
 
 from __future__ import annotations
 
@@ -49,6 +50,37 @@ def check(
                 + (f" ({len(problems)} warning(s)/note(s))" if problems else "")
             )
     raise typer.Exit(1 if failing else 0)
+
+
+@task_app.command("harden")
+def harden(
+    src: Annotated[Path, typer.Argument(help="The task folder to harden (left as it is).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where to write the hardened task (default: SRC-hardened).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")] = False,
+) -> None:
+    """Rewrite a task so its own tests run the agent's code out of the judge's process: pytest as the grader through
+    the broker (tests/agentcall.py), every module of the agent's folders served from a process of nobody's, its
+    programs run through run_agent. Tests the broker cannot serve (patching the agent's code, passing it the tests'
+    callables, reading its source) fail the command with file and line, and nothing is written (exit 2)."""
+    from autoenv.cli.common import fail_with
+    from autoenv.errors import TaskError
+    from autoenv.taskfmt.harden import harden as harden_task
+
+    try:
+        done = harden_task(src, out)
+    except TaskError as exc:
+        fail_with(exc, task=src, json_out=json_out)
+    if json_out:
+        print_json(done.model_dump(mode="json"))
+        return
+    console.print(
+        f"[green]hardened[/green]: {done.task} (the agent's folders: {', '.join(done.roots)}; tests: "
+        f"{', '.join(done.tests)}); validate it with `autoenv validate {done.task}`",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

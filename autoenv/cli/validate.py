@@ -146,6 +146,15 @@ def validate(
     db: Annotated[
         str, typer.Option(help="A dataset: the store that gets every verdict (`autoenv report --db` shows the audit).")
     ] = "runs/audit.db",
+    harden: Annotated[
+        Path | None,
+        typer.Option(
+            "--harden",
+            help="Harden each task whose tests import the agent's code into this folder first (`autoenv task "
+            "harden`) and validate the hardened copy; a task that cannot be hardened is validated as it is, the "
+            "reason printed.",
+        ),
+    ] = None,
 ) -> None:
     """Run every validation check that can run; exit 0 if the task(s) are valid, 1 if not (invalid or undetermined).
 
@@ -175,6 +184,8 @@ def validate(
             fail(f"{path}: no Harbor tasks found (folders with task.toml)")
         tasks = [path]  # let the structure check say what is wrong with it
     _check_env(env)
+    if harden is not None:
+        tasks = _harden(tasks, harden, json_out=json_out)
     if not 0 < margin <= 1:
         fail(f"--margin must be in (0, 1], got {margin}")
     if oracle_agent is not None:
@@ -212,6 +223,32 @@ def validate(
     else:
         _print_validation(report)
     raise typer.Exit(0 if report.valid else 1)
+
+
+def _harden(tasks: list[Path], out: Path, *, json_out: bool) -> list[Path]:
+    """``--harden``: the tasks to validate, each hardened where it needs it and can be (what happened printed)."""
+    from autoenv.errors import TaskError
+    from autoenv.taskfmt.harden import harden_tasks
+
+    try:
+        outcomes = harden_tasks(tasks, out)
+    except TaskError as exc:
+        fail_with(exc, task=out, json_out=json_out)
+    for o in outcomes:
+        if o.hardened:
+            console.print(f"hardened: {o.task.name} -> {o.validated}", highlight=False, soft_wrap=True)
+        elif o.reason != "nothing to harden":
+            console.print(
+                f"[yellow]not hardened[/yellow]: {o.task.name}: {escape(o.reason)} (validated as it is)",
+                highlight=False,
+                soft_wrap=True,
+            )
+    hardened = sum(o.hardened for o in outcomes)
+    failed = sum(not o.hardened and o.reason != "nothing to harden" for o in outcomes)
+    console.print(
+        f"harden: {hardened} hardened, {failed} could not be, {len(outcomes) - hardened - failed} as they were"
+    )
+    return [o.validated for o in outcomes]
 
 
 def _audit(path: Path, tasks: list[Path], *, jobs: int, ray_address: str | None, db: str, json_out: bool, **kw) -> None:

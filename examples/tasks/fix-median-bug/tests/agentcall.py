@@ -14,9 +14,11 @@ This file, copied into a task's ``tests/`` folder, keeps the two apart. Standard
     ``agent_module("stats_utils").median([3, 1, 2])`` calls a function in that child and returns its result as
     plain data (JSON); an object that is not plain data comes back as a :class:`Remote` handle, which refuses
     ``bool``, ``==`` and ``hash`` (the agent's class would decide them: compare the plain data it returns, e.g.
-    ``assert mod.is_valid(x) is True``). An exception the agent's code raised, or an exception class its module
-    names, is a stand-in class derived from :class:`AgentError` (and from the built-in type it named, so
-    ``pytest.raises(ValueError)`` still matches): never a built-in or a class of the grader's, so
+    ``assert mod.is_valid(x) is True``); its attributes can be set, and ``len``, iteration, indexing, ``in`` and
+    ``str`` are asked of the agent's process. Lists, dicts and sets a call changed in place come back changed into
+    the test's own (a test may check its input was left intact). An exception the agent's code raised, or an
+    exception class its module names, is a stand-in class derived from :class:`AgentError` (and from the built-in
+    type it named, so ``pytest.raises(ValueError)`` still matches): never a built-in or a class of the grader's, so
     ``ValidationError = Exception`` in the agent's module cannot make ``pytest.raises`` catch everything. A child
     that exits, hangs (even halfway through a reply) or answers garbage fails the call (:class:`AgentCrashed`).
     ``run_agent(["python3", "/app/cli.py"])`` runs an agent program as nobody, in a process group of its own, and
@@ -120,6 +122,12 @@ def decode(value):
             return tuple(decode(v) for v in value["__tuple__"])
         if "__path__" in value:
             return pathlib.Path(value["__path__"])
+        if "__set__" in value:
+            return set(decode(v) for v in value["__set__"])
+        if "__bytes__" in value:
+            return value["__bytes__"].encode("latin-1")
+        if "__object__" in value:
+            return object()
         return {k: decode(v) for k, v in value.items()}
     return value
 
@@ -130,6 +138,7 @@ for line in sys.stdin:
         if name not in modules:
             modules[name] = importlib.import_module(name)
         target = modules[name] if request.get("ref") is None else objects[request["ref"]]
+        back = None
         if request.get("code") is not None:
             scope = {"m": target, **decode(request.get("names", {}))}
             exec(request["code"], scope)
@@ -138,10 +147,15 @@ for line in sys.stdin:
             for part in filter(None, (request.get("name") or "").split(".")):
                 target = getattr(target, part)
             if request.get("call"):
-                result = target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))
+                args, kwargs = decode(request.get("args", [])), decode(request.get("kwargs", {}))
+                result = target(*args, **kwargs)
+                if request.get("back"):  # the arguments as the call left them (a test may check they are intact)
+                    back = [encode(args), encode(kwargs)]
             else:
                 result = target
         answer = {"ok": encode(result)}
+        if back is not None:
+            answer["back"] = back
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -611,6 +625,19 @@ def _exception_class(mro: list[str]) -> type:
                 bases = (AgentError, builtin)
         elif len(mro) > 1:
             bases = (_exception_class(mro[1:]),)
+            # a built-in the class also derives from that the first base's chain lacks (``class NotFound(AppError,
+            # KeyError)`` when AppError's stand-in was made first, from another class): so ``pytest.raises(KeyError)``
+            # still matches
+            for other in mro[2:]:
+                builtin = getattr(builtins, other.split(".", 1)[1], None) if other.startswith("builtins.") else None
+                if (
+                    isinstance(builtin, type)
+                    and issubclass(builtin, Exception)
+                    and builtin is not Exception
+                    and not issubclass(builtin, AssertionError)
+                    and not any(issubclass(b, builtin) for b in bases)
+                ):
+                    bases += (builtin,)
         try:
             cls = type(short, bases, {"__module__": ("agent." + name.rsplit(".", 1)[0]) if "." in name else "agent"})
         except TypeError:  # built-ins whose layouts do not combine
@@ -641,7 +668,33 @@ def _encode(value):
         return [_encode(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return {"__set__": [_encode(v) for v in value]}
+    if isinstance(value, bytes):
+        return {"__bytes__": value.decode("latin-1")}
+    if type(value) is object:  # a bare marker (``object()``, e.g. a value no encoder takes): a fresh one there
+        return {"__object__": True}
     return value
+
+
+def _write_back(sent: tuple, before: str, back, owner: AgentModule) -> None:
+    """The lists, dicts and sets a test passed, changed in place as the agent's call changed its copies: a test
+    that checks its argument is left intact (or filled in) sees what the agent's code did to it."""
+    if not isinstance(back, list) or len(back) != 2 or json.dumps(back, sort_keys=True) == before:
+        return
+    args, kwargs = sent
+    back = _decode(back, owner)
+    pairs = list(zip(args, back[0] if isinstance(back[0], list) else []))
+    pairs += [(kwargs[k], v) for k, v in (back[1] if isinstance(back[1], dict) else {}).items() if k in kwargs]
+    for original, after in pairs:
+        if isinstance(original, list) and isinstance(after, list):
+            original[:] = after
+        elif isinstance(original, dict) and isinstance(after, dict):
+            original.clear()
+            original.update(after)
+        elif isinstance(original, set) and isinstance(after, set):
+            original.clear()
+            original.update(after)
 
 
 def _decode(value, owner: AgentModule):
@@ -704,6 +757,37 @@ class Remote:
     def __call__(self, *args, **kwargs):
         return self._owner._request(self._ref, call=True, args=args, kwargs=kwargs)
 
+    def __setattr__(self, name: str, value) -> None:
+        """``obj.attr = value`` sets the attribute on the agent's object (the handle's own fields start with _)."""
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            self._in_agent("setattr(obj, name, value)", name=name, value=value)
+
+    def _in_agent(self, expression: str, **names):
+        """``expression`` evaluated in the agent's process with this object as ``obj``."""
+        if self._ref is None:
+            return self._owner.run(f"obj = m\nresult = {expression}", **names)
+        return self._owner.run(f"result = {expression}", obj=self, **names)
+
+    def __len__(self) -> int:
+        return self._in_agent("len(obj)")
+
+    def __getitem__(self, key):
+        return self._in_agent("obj[key]", key=key)
+
+    def __setitem__(self, key, value) -> None:
+        self._in_agent("obj.__setitem__(key, value)", key=key, value=value)
+
+    def __contains__(self, item) -> bool:
+        return self._in_agent("item in obj", item=item) is True
+
+    def __iter__(self):
+        return iter(self._in_agent("list(obj)"))
+
+    def __str__(self) -> str:
+        return self._in_agent("str(obj)")
+
     def __instancecheck__(self, obj) -> bool:
         """``isinstance(obj, cls)`` for a class of the agent's: asked in the agent's process."""
         if not isinstance(obj, Remote):
@@ -723,8 +807,16 @@ class AgentModule(Remote):
 
     def _request(self, ref: int | None, *, name: str = "", call: bool = False, args=(), kwargs=None):
         request = {"module": self._module, "path": self._path, "ref": ref, "name": name, "call": call}
-        request.update(args=_encode(list(args)), kwargs=_encode(kwargs or {}), timeout=self._timeout)
-        return _unwrap(_ask(request), f"{self._module}.{name}" if name else self._module, self)
+        kwargs = kwargs or {}
+        request.update(args=_encode(list(args)), kwargs=_encode(kwargs), timeout=self._timeout)
+        mutable = [v for v in (*args, *kwargs.values()) if isinstance(v, (list, dict, set))]
+        if call and mutable:
+            request["back"] = True
+        answer = _ask(request)
+        if mutable and "back" in answer:
+            before = json.dumps([request["args"], request["kwargs"]], sort_keys=True)
+            _write_back((args, kwargs), before, answer["back"], self)
+        return _unwrap(answer, f"{self._module}.{name}" if name else self._module, self)
 
     def run(self, code: str, **names):
         """Run ``code`` in the agent's process with its module as ``m`` (and ``names``); return its ``result``."""

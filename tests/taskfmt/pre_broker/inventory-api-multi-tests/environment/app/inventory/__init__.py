@@ -1,0 +1,1 @@
+"""In-memory inventory service: domain model, request handler and JSON storage."""
