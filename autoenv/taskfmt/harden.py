@@ -35,7 +35,8 @@ from pydantic import BaseModel
 
 from autoenv.errors import TaskError
 from autoenv.grading import AGENTCALL
-from autoenv.taskfmt.check import CODE_RUNNERS, PROGRAM_STARTERS, Problem, _dotted
+from autoenv.taskfmt.judge_code import CODE_RUNNERS, PROGRAM_STARTERS, dotted_name
+from autoenv.taskfmt.problems import Problem
 
 HOOK_PATH = Path(__file__).parent.parent / "grading" / "agentimport.py"
 
@@ -106,7 +107,7 @@ def _roots(task: Path, test_trees: list[ast.AST]) -> list[str]:
         found.append(workdirs[-1])
     for tree in test_trees:
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _dotted(node.func) in ("sys.path.insert", "sys.path.append"):
+            if isinstance(node, ast.Call) and dotted_name(node.func) in ("sys.path.insert", "sys.path.append"):
                 found += [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
     roots = []
     for root in found:
@@ -191,7 +192,11 @@ def _refers(node: ast.AST, names: set[str], modules: set[str]) -> bool:
         return True
     if isinstance(node, ast.Attribute):
         return _refers(node.value, names, modules)
-    if isinstance(node, ast.Call) and _dotted(node.func) in ("importlib.import_module", "import_module", "__import__"):
+    if isinstance(node, ast.Call) and dotted_name(node.func) in (
+        "importlib.import_module",
+        "import_module",
+        "__import__",
+    ):
         first = node.args[0] if node.args else None
         return isinstance(first, ast.Constant) and str(first.value).split(".")[0] in modules
     return False
@@ -230,10 +235,10 @@ def unserved_uses(tree: ast.AST, roots: list[str], modules: set[str]) -> list[tu
             for target in targets:
                 base = target.value if isinstance(target, ast.Attribute) else None
                 if isinstance(base, ast.Name) and base.id in names:
-                    found.append((node.lineno, f"replaces {_dotted(target)} of the agent's module in the tests"))
+                    found.append((node.lineno, f"replaces {dotted_name(target)} of the agent's module in the tests"))
         if not isinstance(node, ast.Call):
             continue
-        name = _dotted(node.func)
+        name = dotted_name(node.func)
         head, _, rest = name.partition(".")
         full = f"{imported[head]}.{rest}" if head in imported and rest else imported.get(name, name)
         module, _, function = full.rpartition(".")

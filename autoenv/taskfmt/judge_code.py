@@ -43,7 +43,7 @@ CODE_RUNNERS = {
 }
 
 
-def _dotted(node: ast.AST) -> str:
+def dotted_name(node: ast.AST) -> str:
     """``a.b.c`` for a name or an attribute chain, else ''."""
     parts = []
     while isinstance(node, ast.Attribute):
@@ -110,11 +110,11 @@ def _in_process_uses(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int, 
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in ("insert", "append", "extend")
         ):
-            if _dotted(node.func.value) == "sys.path" and any(_mentions_app(a, app_names) for a in node.args):
+            if dotted_name(node.func.value) == "sys.path" and any(_mentions_app(a, app_names) for a in node.args):
                 found.append((node.lineno, f"sys.path.{node.func.attr}(... '/app' ...)"))
         elif isinstance(node, ast.Assign | ast.AugAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            on_path = any(_dotted(t.value if isinstance(t, ast.Subscript) else t) == "sys.path" for t in targets)
+            on_path = any(dotted_name(t.value if isinstance(t, ast.Subscript) else t) == "sys.path" for t in targets)
             if on_path and _mentions_app(node.value, app_names):
                 found.append((node.lineno, "sys.path = ... '/app' ..."))
         elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -158,7 +158,7 @@ def _programs_started(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int,
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = _dotted(node.func)
+        name = dotted_name(node.func)
         head, _, rest = name.partition(".")
         name = f"{imported[head]}.{rest}" if head in imported and rest else imported.get(name, name)
         module, _, function = name.rpartition(".")
