@@ -26,6 +26,14 @@ def export_harbor(
             "harbor_trial_config).",
         ),
     ] = False,
+    harden: Annotated[
+        bool,
+        typer.Option(
+            "--harden",
+            help="Export a task whose tests import the agent's code into pytest hardened (as `autoenv task harden`: "
+            "the same tests, the agent's code behind the broker); one whose tests cannot be served stops the export.",
+        ),
+    ] = False,
 ) -> None:
     """Write accepted tasks as a Harbor dataset that `harbor run -p OUT` runs."""
     from autoenv.taskfmt.check import find_tasks, grades_apart
@@ -50,10 +58,14 @@ def export_harbor(
     if not paths:
         fail("no accepted tasks to export")
     try:
-        written = export_tasks(paths, out, overwrite=overwrite)
+        written = export_tasks(paths, out, overwrite=overwrite, harden=harden)
     except ExportError as exc:
         fail(str(exc))
     console.print(f"exported {len(written)} task(s) to {out}; run them with: harbor run -p {out} -a oracle")
+    if harden:
+        hardened = [p.name for p in written if (p / "tests" / "agentimport.json").is_file()]
+        names = f" ({', '.join(hardened)})" if hardened else ""
+        console.print(f"with the agent's code behind the broker: {len(hardened)} of {len(written)}{names}")
     if trial_config:
         from autoenv.trials.trial_config import harbor_trial_config, write_trial_config
 

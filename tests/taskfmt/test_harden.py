@@ -263,3 +263,68 @@ def test_validate_harden_audits_a_dataset_with_the_hardened_copies(tmp_path):
         "jq-active-users": (True, []),
         "fix-median-bug": (False, ["tamper"]),
     }
+
+
+def test_export_harden_refuses_a_task_it_cannot_serve_and_writes_nothing(tmp_path):
+    """``export-harbor --harden``: a task whose tests patch the agent's module cannot be hardened; the export stops
+    with its file and line, and neither the dataset nor a staging folder is left behind."""
+    src = tmp_path / "src"
+    median = Path(shutil.copytree(PRE / "fix-median-bug", src / "fix-median-bug"))
+    shutil.copytree(REPO / "examples" / "tasks" / "csv-statistic", src / "csv-statistic")
+    tests = median / "tests" / "test_outputs.py"
+    tests.write_text(tests.read_text() + "\n\n" + UNSERVED["monkeypatch"][0])
+    line = len(tests.read_text().splitlines())  # the monkeypatch line is the file's last
+    done = subprocess.run(
+        [sys.executable, "-m", "autoenv.cli.main", "export-harbor", str(tmp_path / "ds"), "--from", str(src),
+         "--harden"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "fix-median-bug: cannot be hardened" in done.stderr and f"test_outputs.py:{line}" in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+
+
+@needs_namespaces
+@pytest.mark.slow
+def test_export_harden_writes_a_dataset_harbor_runs_with_the_agent_code_behind_the_broker(tmp_path):
+    """The pre-broker task exported with ``--harden`` is the hardened task (its tests unchanged, the hook beside
+    them), the task that needs nothing is copied as it is, and Harbor's own ``harbor run`` passes both with the
+    oracle; a cheat that rewrites pytest's outcome from the agent's module gets 0 through the exported task."""
+    from autoenv.sandbox.backends import LOCAL_IMPORT_PATH
+
+    src = tmp_path / "src"
+    shutil.copytree(PRE / "fix-median-bug", src / "fix-median-bug")
+    shutil.copytree(REPO / "examples" / "tasks" / "csv-statistic", src / "csv-statistic")
+    dataset = tmp_path / "ds"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "autoenv.cli.main", "export-harbor", str(dataset), "--from", str(src), "--harden"],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "with the agent's code behind the broker: 1 of 2 (fix-median-bug)" in done.stdout + done.stderr
+    exported = dataset / "fix-median-bug" / "tests"
+    assert (exported / "agentimport.json").is_file() and (exported / "agentcall.py").read_text() == AGENTCALL
+    assert (exported / "test_outputs.py").read_bytes() == (src / "fix-median-bug/tests/test_outputs.py").read_bytes()
+    assert _digest(dataset / "csv-statistic") == _digest(src / "csv-statistic")
+    jobs = tmp_path / "jobs"
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "harbor"), "run", "-p", str(dataset), "-a", "oracle", "-e",
+         LOCAL_IMPORT_PATH, "-n", "2", "-o", str(jobs)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    stats = json.loads(next(jobs.glob("*/result.json")).read_text())["stats"]
+    assert stats["n_completed_trials"] == 2 and stats["n_errored_trials"] == 0, stats
+    assert [m["mean"] for e in stats["evals"].values() for m in e["metrics"]] == [1.0]
+    cheat = subprocess.run(
+        [str(Path(sys.executable).parent / "harbor"), "run", "-p", str(dataset), "-i", "fix-median-bug", "-a",
+         "autoenv.agents.adversary:AdversaryAgent", "--ak", "cheats=inject", "-e", LOCAL_IMPORT_PATH,
+         "-o", str(tmp_path / "cheat-jobs")],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert cheat.returncode == 0, cheat.stdout[-2000:] + cheat.stderr[-2000:]
+    stats = json.loads(next((tmp_path / "cheat-jobs").glob("*/result.json")).read_text())["stats"]
+    assert stats["n_completed_trials"] == 1 and stats["n_errored_trials"] == 0, stats
+    assert [m["mean"] for e in stats["evals"].values() for m in e["metrics"]] == [0.0]
+    assert list((tmp_path / "cheat-jobs").rglob("adversary.json")), "the cheat did not run"
