@@ -117,15 +117,17 @@ def _attack_log(outcome: dict) -> str:
 )
 @pytest.mark.parametrize("env", BACKENDS)
 def test_what_the_agent_leaves_cannot_exhaust_the_host(tmp_path, env, what, script, bound):
-    if env == "docker" and "real file" in what and (why := disk_bound_problem()):
-        # without a bound on the writable layer, 10 GB written in the sandbox is 10 GB of the host's disk
-        pytest.skip(f"this Docker daemon has no disk bound per sandbox: {why}; to get one, {DISK_BOUND_FIX}")
+    # without a bound on the writable layer (this daemon: overlay2 on ext4), 10 GB written in the sandbox is 10 GB of
+    # the host's disk while the trial lasts: the host needs the room, and the bound inside is not there to test
+    unbounded = env == "docker" and disk_bound_problem() is not None
+    if unbounded and "real file" in what and shutil.disk_usage("/var/lib/docker").free < 20 << 30:
+        pytest.skip(f"this Docker daemon has no disk bound per sandbox and under 20 GB free; {DISK_BOUND_FIX}")
     before = _disk_used()
     outcome, peak_mb, seconds = _trial(tmp_path, script, env)
     log = _attack_log(outcome)
     assert outcome["reward"] == 0.0, (what, outcome, log)
     assert outcome["error"] == "agent_limit" and bound in outcome["error_message"], (what, outcome)
-    if "10 GB" in what:
+    if "10 GB" in what and not unbounded:
         assert "fallocate10=0" not in log and "ok=0" in log, log  # the disk bound said no inside the sandbox
     # the agent's 120 s and the verifier's 60 s are the timeouts; the trial ends well inside them
     assert seconds < 120, (what, seconds)
