@@ -122,8 +122,8 @@ def validate(
             "--oracle-agent",
             help="Without a reference solution (--no-oracle, or no solution/): k attempts by this agent "
             "(a solver spec, e.g. terminal:policy=openai,model=M, or terminal:policy=scripted,success_rate=1 for the "
-            "families' tasks); a passing attempt shows the task solvable (it can be valid), none is 'unsolved in k "
-            "tries' (undetermined).",
+            "families' tasks); a passing attempt shows the task solvable (it can be valid) and, replayed as a script, "
+            "is the reference the checks that rerun a solution use; none is 'unsolved in k tries' (undetermined).",
         ),
     ] = None,
     oracle_attempts: Annotated[

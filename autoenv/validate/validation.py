@@ -28,19 +28,10 @@ from autoenv.trials import runner
 from autoenv.validate import cache, checks
 from autoenv.validate.checks import CHECK_ORDER, CHECKS, CheckName, CheckResult, Context, skipped
 from autoenv.validate.checks.agent_oracle import agent_oracle
-from autoenv.validate.checks.base import BUILD, FIRST, SECOND, STATIC, Trial
+from autoenv.validate.checks.base import BUILD, FIRST, SECOND, STATIC, TRIAL_AGENTS, Trial
 from autoenv.validate.leakage import scan_instruction, task_secrets
 from autoenv.validate.verdict import Undetermined, decide, reasons, two_valued
 from autoenv.vocab import Verdict
-
-#: The agent each kind of trial runs (by Harbor name or import path), with its kwargs.
-TRIAL_AGENTS: dict[Trial, str] = {
-    "oracle": "autoenv.agents.partial:ProbedOracleAgent",
-    "nop": "nop",
-    "adversary": "autoenv.agents.adversary:AdversaryAgent",
-    "partial": "autoenv.agents.partial:PartialSolutionAgent",
-    "scan": "autoenv.agents.scan:ScanAgent",
-}
 
 
 def autoenv_version() -> str:
@@ -349,11 +340,16 @@ async def _run_checks(ctx: Context) -> None:
     for stage in (STATIC, BUILD, FIRST, SECOND):
         due = [c for c in CHECKS if c.stage == stage]
         if stage == FIRST and not ctx.run_oracle:
-            why = NO_ORACLE if not ctx.settings.oracle else NO_SOLUTION
-            results |= {c.name: skipped(c.name, f"oracle not checked: {why}") for c in CHECKS if c.needs_oracle}
-            if ctx.settings.oracle_agent:  # an agent's passing attempt shows it solvable (see agent_oracle)
+            if ctx.settings.oracle_agent:  # an agent's passing attempt shows it solvable, and may become the reference
                 agent, k = ctx.settings.oracle_agent, ctx.settings.oracle_attempts
                 results["oracle"] = await agent_oracle(ctx, agent, k)
+            if not ctx.run_oracle:
+                why = NO_ORACLE if not ctx.settings.oracle else NO_SOLUTION
+                results |= {
+                    c.name: skipped(c.name, f"oracle not checked: {why}")
+                    for c in CHECKS
+                    if c.needs_oracle and c.name not in results
+                }
         # with all_checks, the trials of every later stage run at once with the first stage that runs trials
         at_once = ctx.settings.all_checks and stage >= FIRST
         later = [c for c in CHECKS if c.stage == stage or (at_once and c.stage > stage)]
@@ -383,7 +379,7 @@ async def _run_trials(ctx: Context, needs: frozenset[Trial]) -> None:
     ]
     jobs: list[tuple[str, dict[str, Any]]] = []
     for t in wanted:
-        kwargs = {"task_dir": str(ctx.task_dir)} if t in ("oracle", "partial") else {}
+        kwargs = {"task_dir": str(ctx.solution_dir or ctx.task_dir)} if t in ("oracle", "partial") else {}
         jobs += [(TRIAL_AGENTS[t], kwargs)] * (ctx.settings.repeats if t == "oracle" else 1)
     done = iter(await ctx.run(jobs) if jobs else [])
     for t in wanted:

@@ -92,6 +92,14 @@ def test_an_agent_that_solves_a_task_without_solution_makes_it_valid(tmp_path):
     report = validate_task(task, trials_dir=tmp_path / "trials", oracle=False, oracle_agent=solver, oracle_attempts=2)
     assert report.verdict == "valid", report.feedback()
     assert "solved it in attempt 1 of 2" in report.check("oracle").summary
+    # its passing attempt, replayed as a script, is the reference the checks that rerun a solution use
+    reference = report.check("oracle").evidence["reference"]
+    assert reference.get("replayed") is True, reference
+    assert "replayed as solution/solve.sh, pass too" in report.check("oracle").summary
+    assert "bash -c" in Path(reference["script"]).read_text()
+    for name in ("deterministic", "partial"):
+        assert report.check(name).passed is True, report.check(name).summary
+    assert not (task / "solution").exists()  # the task itself is left as it was
     gives_up = "terminal:policy=scripted,success_rate=0"
     report = validate_task(task, trials_dir=tmp_path / "trials", oracle=False, oracle_agent=gives_up, oracle_attempts=2)
     assert report.verdict == "undetermined", report.feedback()

@@ -87,6 +87,16 @@ class Outcomes:
         return [*self.oracle, *(o for o in (self.nop, self.scan, self.adversary, self.partial) if o is not None)]
 
 
+#: The agent each kind of trial runs (by Harbor name or import path), with its kwargs.
+TRIAL_AGENTS: dict[Trial, str] = {
+    "oracle": "autoenv.agents.partial:ProbedOracleAgent",
+    "nop": "nop",
+    "adversary": "autoenv.agents.adversary:AdversaryAgent",
+    "partial": "autoenv.agents.partial:PartialSolutionAgent",
+    "scan": "autoenv.agents.scan:ScanAgent",
+}
+
+
 @dataclass
 class Context:
     """What a check may read about the task being validated (one per validation).
@@ -112,6 +122,9 @@ class Context:
     secrets: Any = None
     instruction_findings: list[Any] = field(default_factory=list)
     memo: dict[str, Any] = field(default_factory=dict)
+    #: where the oracle and partial agents find the reference solution when it is not the task's own: a copy of
+    #: the task with one derived from an agent's passing attempt (see :mod:`autoenv.validate.checks.agent_oracle`)
+    solution_dir: Path | None = None
 
     @property
     def threshold(self) -> float:
