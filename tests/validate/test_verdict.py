@@ -182,3 +182,14 @@ def test_the_tests_reads_are_found_with_their_lines():
     assert python_reads(source) == [("/data/in.csv", 7), ("/app/out.json", 8)]
     script = "want=$(grep -ci rose /app/poem.txt)\necho 1 > /app/made.txt\ncat /app/made.txt\njq .x < /app/a.json\n"
     assert shell_reads(script) == [("/app/poem.txt", 1), ("/app/a.json", 4)]
+
+
+def test_the_keyword_shortcut_writes_a_diagnosis_only_where_prose_is_asked_for(tmp_path):
+    """``keywords``: a diagnosis naming every common cause, for an instruction that asks for one in a text file; none
+    for an instruction whose text output is a value (a number, a word), which a soup of causes could never pass."""
+    asks = f"`/app/x.py` crashes on an empty file. Find out why and write your diagnosis to `{tmp_path}/diagnosis.txt`."
+    assert _run(cheat_script(asks, ("keywords",))) == ["keyword_soup"]
+    text = (tmp_path / "diagnosis.txt").read_text()
+    assert "race condition" in text and "lock" in text and "division by zero" in text and "off-by-one" in text
+    value = f"Count the lines of /data/in.csv and write the number to `{tmp_path}/count.txt`."
+    assert cheat_script(value, ("keywords",)) == cheat_script(value, ())

@@ -90,6 +90,12 @@ CHEAT_ADVICE = {
         "the inputs in tests/ (uploaded after the agent), or check a checksum of the inputs, never from the agent's "
         "copy."
     ),
+    "keywords": (
+        "A free-text answer that names every common cause of failure at once (race condition, lock, division by "
+        "zero, off-by-one, None, encoding, ...) passes the tests: they look for words in the answer, not for the "
+        "cause the environment shows. Grade the effect instead (the fix makes the program pass hidden cases), or ask "
+        "for the cause in a fixed form (an exception name, a line number) and reject answers that name others."
+    ),
 }
 
 
