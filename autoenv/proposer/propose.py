@@ -10,7 +10,7 @@
   workspace, validating and solving its drafts in child sandboxes
   (:mod:`autoenv.proposer.agentic`).
 
-Every attempt ends with :func:`autoenv.proposer.judge.judge_task` (validation,
+Every attempt ends with :func:`autoenv.validate.judge.judge_task` (validation,
 calibration, r_P). Accepted tasks are copied to ``out_dir``; rejected ones to
 ``out_dir/rejected/<name>`` with a ``REJECTED.md`` that says why, and every
 attempt is appended to the workspace's memory.
@@ -31,11 +31,11 @@ from autoenv.families.base import slug
 from autoenv.proposer.actions import ActionLog
 from autoenv.proposer.episode import ProposerEpisode, ScriptedEpisode, from_trajectory, read_task_files
 from autoenv.proposer.fixer import repair
-from autoenv.proposer.judge import Verdict, judge_task
 from autoenv.proposer.models import AttemptRecord, ProposeOptions, ProposeSummary, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer, write_draft
 from autoenv.proposer.workspace import Workspace, copy_task
 from autoenv.taskfmt.hashing import count_files, task_hash
+from autoenv.validate.judge import Judgement, judge_task
 from autoenv.vocab import Method, ProposerPolicy
 
 REJECTED_DIR = "rejected"
@@ -104,7 +104,7 @@ async def propose_async(
         family: str | None = None
         params: dict[str, Any] = {}
         repairs: list[str] = []
-        verdict: Verdict | None = None
+        verdict: Judgement | None = None
         task_dir: Path | None = None
         rounds = 0
         error: str | None = None
@@ -200,7 +200,7 @@ def propose(case: SeedCase, **kwargs: Any) -> ProposeSummary:
 # -- the two authored methods ---------------------------------------------------------------
 
 
-async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit: Event, round_no: int) -> Verdict:
+async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit: Event, round_no: int) -> Judgement:
     emit("judge", {"task": task_dir.name, "round": round_no})
 
     def validated(report: Any) -> None:
@@ -280,7 +280,7 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None):
     return task_dir, verdict, rounds, family.name, dict(draft.params), repairs
 
 
-def _climb(proposer: ScriptedProposer, family: Any, draft: Any, verdict: Verdict, log: ActionLog) -> None:
+def _climb(proposer: ScriptedProposer, family: Any, draft: Any, verdict: Judgement, log: ActionLog) -> None:
     """Feed a conclusive calibration to the proposer's level (too easy: up, too hard: down)."""
     calibration = verdict.calibration
     if not verdict.valid or calibration is None or calibration.inconclusive:
@@ -359,7 +359,7 @@ def _record(
     proposer: str,
     attempt: int,
     task_dir: Path | None,
-    verdict: Verdict | None,
+    verdict: Judgement | None,
     rounds: int,
     log: ActionLog,
     error: str | None,

@@ -1,6 +1,6 @@
 """The proposer as a flywheel stage: one attempt per seed case, recorded in the store under idempotent keys.
 
-Each attempt is judged where it is made (:mod:`autoenv.proposer.judge`: validation, then calibration
+Each attempt is judged where it is made (:mod:`autoenv.validate.judge`: validation, then calibration
 against the current solver), because the feedback and agentic methods repair a draft on its verdict;
 what this stage returns are the judged attempts. A resumed step skips the attempts the store already has.
 """

@@ -21,7 +21,7 @@ from autoenv.vocab import SCRIPTED_SOLVER
 
 
 @dataclass
-class Verdict:
+class Judgement:
     task_dir: Path
     validation: ValidationReport
     calibration: CalibrationReport | None
@@ -92,7 +92,7 @@ async def judge_task(
     on_rollout: Any = None,
     on_validated: Callable[[ValidationReport], None] | None = None,
     accept_undetermined: bool = False,
-) -> Verdict:
+) -> Judgement:
     """Validate, then (if valid) calibrate, then compute r_P."""
     task_dir = Path(task_dir).resolve()
     root = Path(trials_dir) if trials_dir else None
@@ -113,7 +113,7 @@ async def judge_task(
             n_concurrent=n_concurrent,
             on_done=on_rollout,
         )
-    return Verdict(
+    return Judgement(
         task_dir=task_dir,
         validation=validation,
         calibration=calibration,
