@@ -35,7 +35,7 @@ from autoenv.proposer.models import AttemptRecord, ProposeOptions, ProposeSummar
 from autoenv.proposer.scripted import ScriptedProposer, write_draft
 from autoenv.proposer.workspace import Workspace, copy_task
 from autoenv.taskfmt.hashing import count_files, task_hash
-from autoenv.validate.judge import Judgement, judge_task
+from autoenv.validate.judge import Judgement, JudgeSettings, judge_task
 from autoenv.vocab import Method, ProposerPolicy
 
 REJECTED_DIR = "rejected"
@@ -52,7 +52,7 @@ class AttemptContext:
     attempt: int
     options: ProposeOptions
     log: ActionLog
-    settings: dict[str, Any]
+    settings: JudgeSettings
     emit: Event
     episodes: list[ProposerEpisode]
 
@@ -82,7 +82,7 @@ async def propose_async(
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     trials_dir = ws.root / ".trials"
-    settings = dict(
+    settings = JudgeSettings(
         env=env,
         solver=solver,
         rollouts=rollouts,
@@ -200,7 +200,7 @@ def propose(case: SeedCase, **kwargs: Any) -> ProposeSummary:
 # -- the two authored methods ---------------------------------------------------------------
 
 
-async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit: Event, round_no: int) -> Judgement:
+async def _judge(task_dir: Path, log: ActionLog, settings: JudgeSettings, emit: Event, round_no: int) -> Judgement:
     emit("judge", {"task": task_dir.name, "round": round_no})
 
     def validated(report: Any) -> None:
@@ -212,7 +212,7 @@ async def _judge(task_dir: Path, log: ActionLog, settings: dict[str, Any], emit:
         if report.valid:
             emit("calibrate", {"task": task_dir.name, "round": round_no})
 
-    verdict = await judge_task(task_dir, on_validated=validated, **settings)
+    verdict = await judge_task(task_dir, settings, on_validated=validated)
     if verdict.calibration is not None:
         log.add(
             "Test",

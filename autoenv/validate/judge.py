@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from autoenv.validate.calibration import CalibrationReport, acalibrate
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.validation import ValidationReport, avalidate_task
@@ -79,44 +81,53 @@ class Judgement:
         return text
 
 
+class JudgeSettings(BaseModel):
+    """How a proposed task is judged: where its trials run, which solver calibrates it, what is accepted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    env: str = "local"
+    solver: str = SCRIPTED_SOLVER
+    rollouts: int = Field(default=4, ge=1, description="calibration rollouts of the solver")
+    seed: int = 0
+    trials_dir: Path | None = None
+    calibrate: bool = True
+    n_concurrent: int = Field(default=2, ge=1)
+    accept_undetermined: bool = Field(default=False, description="train on undetermined tasks too")
+
+
 async def judge_task(
     task_dir: Path | str,
+    settings: JudgeSettings | None = None,
     *,
-    env: str = "local",
-    solver: str = SCRIPTED_SOLVER,
-    rollouts: int = 4,
-    seed: int = 0,
-    trials_dir: Path | str | None = None,
-    calibrate: bool = True,
-    n_concurrent: int = 2,
     on_rollout: Any = None,
     on_validated: Callable[[ValidationReport], None] | None = None,
-    accept_undetermined: bool = False,
 ) -> Judgement:
     """Validate, then (if valid) calibrate, then compute r_P."""
+    s = settings or JudgeSettings()
     task_dir = Path(task_dir).resolve()
-    root = Path(trials_dir) if trials_dir else None
+    root = Path(s.trials_dir) if s.trials_dir else None
     validation = await avalidate_task(
-        task_dir, env=env, trials_dir=root / "validate" if root else None, n_concurrent=n_concurrent
+        task_dir, env=s.env, trials_dir=root / "validate" if root else None, n_concurrent=s.n_concurrent
     )
     if on_validated is not None:
         on_validated(validation)
     calibration = None
-    if validation.trainable(accept_undetermined) and calibrate:
+    if validation.trainable(s.accept_undetermined) and s.calibrate:
         calibration = await acalibrate(
             task_dir,
-            solver=solver,
-            rollouts=rollouts,
-            env=env,
-            seed=seed,
+            solver=s.solver,
+            rollouts=s.rollouts,
+            env=s.env,
+            seed=s.seed,
             trials_dir=root / "calibrate" if root else None,
-            n_concurrent=n_concurrent,
+            n_concurrent=s.n_concurrent,
             on_done=on_rollout,
         )
     return Judgement(
         task_dir=task_dir,
         validation=validation,
         calibration=calibration,
-        reward=proposer_reward(validation, calibration, accept_undetermined=accept_undetermined),
-        accept_undetermined=accept_undetermined,
+        reward=proposer_reward(validation, calibration, accept_undetermined=s.accept_undetermined),
+        accept_undetermined=s.accept_undetermined,
     )
