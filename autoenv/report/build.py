@@ -15,42 +15,17 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import matplotlib.pyplot as plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, MaxNLocator  # noqa: E402
-
-from autoenv.store.db import Store  # noqa: E402
-from autoenv.validate.stats import mean_interval, wilson_interval  # noqa: E402
-from autoenv.vocab import Method  # noqa: E402
+from autoenv.report.levels import accepted_levels, plot_levels
+from autoenv.report.style import PALETTE, integer_steps, no_data, rate_axis, save, styled
+from autoenv.store.db import Store
+from autoenv.validate.stats import mean_interval, wilson_interval
+from autoenv.vocab import Method
 
 METHODS = tuple(Method)
 ACTION_KINDS = ("Read", "Build", "Write", "Test", "Finish")
 
-#: One palette for every figure (bars, lines, intervals, the course's action kinds).
-PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D", "#777777")
-#: One style for every figure: the palette, a light grid, no top/right frame, the same fonts and resolution.
-STYLE = {
-    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
-    "axes.grid": True,
-    "grid.color": "#e5e5e5",
-    "grid.linewidth": 0.8,
-    "axes.axisbelow": True,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.titlesize": 11,
-    "axes.labelsize": 9,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "legend.fontsize": 8,
-    "legend.frameon": False,
-    "lines.markersize": 5,
-    "errorbar.capsize": 3,
-    "savefig.dpi": 110,
-}
-#: The y range of every rate: [0, 1] and a margin so points at 0 or 1 are drawn whole.
-RATE_LIMITS = (-0.03, 1.03)
 #: The panels of the training figure: store field, title, whether it is a rate (on [0, 1]).
 TRAINING_PANELS = (
     ("useful_group_rate", "useful-group rate", True),
@@ -58,34 +33,6 @@ TRAINING_PANELS = (
     ("benchmark_score", "solver benchmark score", True),
     ("proposer_valid_rate", "proposer valid-env rate", True),
 )
-
-
-def styled(make):
-    """Make the figure under :data:`STYLE` (so every figure looks the same, whatever the caller's rcParams)."""
-
-    def wrapper(*args, **kwargs):
-        with matplotlib.rc_context(STYLE):
-            return make(*args, **kwargs)
-
-    wrapper.__name__, wrapper.__doc__ = make.__name__, make.__doc__
-    return wrapper
-
-
-def integer_steps(ax, steps: list[int] | None = None) -> None:
-    """Ticks at whole training steps only (a step is a count, never 0.25)."""
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
-    if steps:
-        ax.set_xlim(min(steps) - 0.5, max(steps) + 0.5)
-
-
-def rate_axis(ax) -> None:
-    """A rate is drawn on [0, 1], so a flat 1.0 looks flat rather than like noise on a 0.96-1.04 axis."""
-    ax.set_ylim(*RATE_LIMITS)
-    ax.yaxis.set_major_locator(FixedLocator([0, 0.25, 0.5, 0.75, 1.0]))
-
-
-def no_data(ax, text: str = "no data") -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="#777777")
 
 
 def valid_rates(attempts: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
@@ -113,14 +60,6 @@ def _bar_with_ci(ax, rows: list[dict[str, Any]], key: str, title: str) -> None:
     ax.set_title(title)
 
 
-def _save(fig, out: Path, name: str) -> str:
-    path = out / name
-    fig.tight_layout()
-    fig.savefig(path, dpi=STYLE["savefig.dpi"])
-    plt.close(fig)
-    return name
-
-
 @styled
 def plot_valid_rates(attempts, out: Path) -> list[str]:
     files = []
@@ -134,7 +73,7 @@ def plot_valid_rates(attempts, out: Path) -> list[str]:
             _bar_with_ci(ax, rows, key, f"Valid environments {title}")
         else:
             no_data(ax, "no proposer attempts")
-        files.append(_save(fig, out, name))
+        files.append(save(fig, out, name))
     return files
 
 
@@ -186,7 +125,7 @@ def plot_accepted(rows, out: Path) -> str:
             rate_axis(ax)
         ax.set_title(label)
     fig.suptitle("Accepted environments by method")
-    return _save(fig, out, "accepted_by_method.png")
+    return save(fig, out, "accepted_by_method.png")
 
 
 def seed_groups(runs: list[str]) -> dict[str, list[str]]:
@@ -229,7 +168,7 @@ def compare_runs(steps: list[dict[str, Any]], attempts: list[dict[str, Any]]) ->
 
 
 def plot_training(steps: list[dict[str, Any]], out: Path, **repeats: Any) -> str:
-    return _save(training_figure(steps, **repeats), out, "training_curves.png")
+    return save(training_figure(steps, **repeats), out, "training_curves.png")
 
 
 def step_trials(
@@ -342,7 +281,7 @@ def plot_course(attempts: list[dict[str, Any]], out: Path) -> str | None:
     ax.set_title(
         f"Proposer course: {design['seed_case']} ({design['method']}, {'valid' if design['valid'] else 'rejected'})"
     )
-    return _save(fig, out, "proposer_course.png")
+    return save(fig, out, "proposer_course.png")
 
 
 #: The training-steps table: short headers, units in them; ``useful``, ``bench`` and ``valid`` are rates.
@@ -403,6 +342,7 @@ def build_report(db: str | Path, out: Path | str) -> Path:
         accepted = accepted_stats(store)
         images = plot_valid_rates(attempts, out)
         images.append(plot_accepted(accepted, out))
+        images.append(plot_levels(accepted_levels(attempts, {t["hash"]: t["path"] for t in store.tasks()}), out))
         images.append(plot_training(steps, out, trials=step_trials(steps, attempts, store.run_configs())))
         course = plot_course(attempts, out)
         if course:

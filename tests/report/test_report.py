@@ -11,7 +11,6 @@ import pytest
 
 from autoenv.report.build import (
     STEP_HEADERS,
-    STYLE,
     build_report,
     compare_runs,
     seed_groups,
@@ -19,6 +18,7 @@ from autoenv.report.build import (
     training_figure,
     valid_rates,
 )
+from autoenv.report.style import STYLE
 from autoenv.store.db import Store
 from tests.conftest import EXAMPLE_TASKS
 
@@ -103,21 +103,10 @@ def fill_store(db: Path) -> None:
             ("agentic", False),
         ]
     ):
-        store.record_attempt(
-            run="main",
-            step=i % 2,
-            method=method,
-            proposer="scripted",
-            valid=valid,
-            calibrated=valid,
-            reward=1.0 if valid else 0.0,
-            attempt_key=str(i),
-            actions=[
-                {"t": 0.1 * j, "kind": k, "detail": ""}
-                for j, k in enumerate(["Read", "Write", "Build", "Test", "Write", "Test"])
-            ],
-        )
         if valid:
+            # a task folder recording its level, as a family's ladder writes it (the accepted-level plot reads it)
+            (db.parent / f"task{i}").mkdir(exist_ok=True)
+            (db.parent / f"task{i}" / "task.toml").write_text(f"[metadata]\nlevel = {1 + i % 2 + i // 4}\n")
             store.upsert_task(
                 hash=f"h{i}",
                 name=f"task{i}",
@@ -128,6 +117,22 @@ def fill_store(db: Path) -> None:
                 n_files=6 + i,
                 pass_rate=0.5,
             )
+        store.record_attempt(
+            run="main",
+            step=i % 2,
+            method=method,
+            proposer="scripted",
+            task_hash=f"h{i}" if valid else None,
+            valid=valid,
+            calibrated=valid,
+            reward=1.0 if valid else 0.0,
+            attempt_key=str(i),
+            actions=[
+                {"t": 0.1 * j, "kind": k, "detail": ""}
+                for j, k in enumerate(["Read", "Write", "Build", "Test", "Write", "Test"])
+            ],
+        )
+        if valid:
             gid = store.group_id("main", i % 2, f"h{i}", "solver", 2)
             for j in range(2):
                 store.add_rollout(
@@ -245,7 +250,13 @@ def test_report_renders_in_chromium(tmp_path):
     index = build_report(db, tmp_path / "report")
     shown = screenshot(index, tmp_path / "report.png")
     names = {img["src"] for img in shown["images"]}
-    assert {"valid_rate_by_method.png", "accepted_by_method.png", "training_curves.png", "proposer_course.png"} <= names
+    assert {
+        "valid_rate_by_method.png",
+        "accepted_by_method.png",
+        "accepted_levels.png",
+        "training_curves.png",
+        "proposer_course.png",
+    } <= names
     assert page_problems(shown) == [], shown["images"]
     assert "Accepted environments" in shown["headings"]
     assert STEP_HEADERS in shown["tables"] and all(len(set(t)) == len(t) for t in shown["tables"]), shown["tables"]
@@ -263,3 +274,15 @@ def test_report_renders_in_chromium(tmp_path):
         "broken image:accepted_by_method.png",
         "empty plot:training_curves.png",
     ], problems
+
+
+def test_the_accepted_tasks_levels_are_read_from_their_task_toml_by_step(tmp_path):
+    from autoenv.report.levels import accepted_levels
+
+    db = tmp_path / "store.db"
+    fill_store(db)
+    store = Store(db)
+    rows = accepted_levels(store.attempts(), {t["hash"]: t["path"] for t in store.tasks()})
+    store.close()
+    # step 0 accepted task2 (level 1) and task4 (level 2); step 1 task1 (level 2) and task3 (level 2)
+    assert [(r["step"], sorted(r["levels"]), r["mean"]) for r in rows] == [(0, [1, 2], 1.5), (1, [2, 2], 2.0)]
