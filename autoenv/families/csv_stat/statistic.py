@@ -1,0 +1,65 @@
+"""csv-stat's number rule and statistics, written once: ``files/solver_program.py`` holds them, the rest read them.
+
+Four places need the same definitions: the scripted solver's program (``files/solver_program.py``, a real file that
+runs as it is), the reference solution of levels 1-3 (:mod:`autoenv.families.csv_stat.generator`), level 4's
+reference program (:mod:`autoenv.families.csv_stat.ladder`) and the generator's own expected answers. They were four
+copies that could drift apart (an answer computed one way, a reference solution shipping another). Now the solver's
+file is the one source: the reference solutions embed its ``number`` function and its statistics' branches as text,
+and the generator computes the expected answers by running that same text.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+_SOURCE = Path(__file__).with_name("files") / "solver_program.py"
+
+
+@functools.cache
+def _source() -> str:
+    return _SOURCE.read_text()
+
+
+def _between(start: str, end: str) -> str:
+    """The solver program's text from the line ``start`` up to (not including) the line ``end``."""
+    text = _source()
+    first = text.index(start)
+    return text[first : text.index(end, first)]
+
+
+@functools.cache
+def number_function() -> str:
+    """``def number(text)``: a finite float, or None for anything else (empty, "n/a", nan, inf)."""
+    return _between("def number(text):\n", "\ndef stat(xs):\n")
+
+
+@functools.cache
+def _cases() -> str:
+    """The branches of ``stat`` from ``mean`` to ``range``; the last statistic (``sum``) is each program's fallback."""
+    return _between('    if kind == "mean":\n', '    if kind == "sum":\n')
+
+
+def stat_function(kind: str) -> str:
+    """``def stat(xs)`` for the statistic the expression ``kind`` names (a literal, or ``P["stat"]``)."""
+    return f"def stat(xs):\n    kind = {kind}\n" + _cases() + "    return sum(xs)\n"
+
+
+@functools.cache
+def _compiled(kind: str) -> tuple[Callable[[str], float | None], Callable[[list[float]], float]]:
+    scope = {"math": math, "statistics": statistics}
+    exec(number_function() + "\n" + stat_function(repr(kind)), scope)  # noqa: S102 - our own file's text
+    return scope["number"], scope["stat"]
+
+
+def number(text: str) -> float | None:
+    """The number a cell holds by the tasks' rule (None: the row is invalid), as the reference solutions read it."""
+    return _compiled("sum")[0](text)
+
+
+def compute(kind: str, xs: list[float]) -> float:
+    """The statistic ``kind`` of ``xs``, by the very code the reference solutions ship."""
+    return _compiled(kind)[1](xs)
