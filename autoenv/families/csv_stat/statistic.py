@@ -14,33 +14,20 @@ import functools
 import math
 import statistics
 from collections.abc import Callable
-from pathlib import Path
 
-_SOURCE = Path(__file__).with_name("files") / "solver_program.py"
-
-
-@functools.cache
-def _source() -> str:
-    return _SOURCE.read_text()
-
-
-def _between(start: str, end: str) -> str:
-    """The solver program's text from the line ``start`` up to (not including) the line ``end``."""
-    text = _source()
-    first = text.index(start)
-    return text[first : text.index(end, first)]
+from autoenv.families.solver import program_part
 
 
 @functools.cache
 def number_function() -> str:
     """``def number(text)``: a finite float, or None for anything else (empty, "n/a", nan, inf)."""
-    return _between("def number(text):\n", "\ndef stat(xs):\n")
+    return program_part(__file__, "def number(text):\n", "\ndef stat(xs):\n")
 
 
 @functools.cache
 def _cases() -> str:
     """The branches of ``stat`` from ``mean`` to ``range``; the last statistic (``sum``) is each program's fallback."""
-    return _between('    if kind == "mean":\n', '    if kind == "sum":\n')
+    return program_part(__file__, '    if kind == "mean":\n', '    if kind == "sum":\n')
 
 
 def stat_function(kind: str) -> str:
