@@ -14,6 +14,7 @@ import functools
 import math
 import statistics
 from collections.abc import Callable
+from typing import Any
 
 from autoenv.families.solver import program_part
 
@@ -36,17 +37,18 @@ def stat_function(kind: str) -> str:
 
 
 @functools.cache
-def _compiled(kind: str) -> tuple[Callable[[str], float | None], Callable[[list[float]], float]]:
-    scope = {"math": math, "statistics": statistics}
-    exec(number_function() + "\n" + stat_function(repr(kind)), scope)  # noqa: S102 - our own file's text
-    return scope["number"], scope["stat"]
+def _defined(text: str, name: str) -> Callable[..., Any]:
+    """The function ``name`` that the program text ``text`` defines (it may use ``math`` and ``statistics``)."""
+    scope: dict[str, Any] = {"math": math, "statistics": statistics}
+    exec(text, scope)  # noqa: S102 - the family's own file's text
+    return scope[name]
 
 
 def number(text: str) -> float | None:
     """The number a cell holds by the tasks' rule (None: the row is invalid), as the reference solutions read it."""
-    return _compiled("sum")[0](text)
+    return _defined(number_function(), "number")(text)
 
 
 def compute(kind: str, xs: list[float]) -> float:
     """The statistic ``kind`` of ``xs``, by the very code the reference solutions ship."""
-    return _compiled(kind)[1](xs)
+    return _defined(stat_function(repr(kind)), "stat")(xs)
