@@ -10,6 +10,7 @@ file to repair.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import random
 import re
@@ -311,6 +312,17 @@ def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
 
 def solve_sh(body: str) -> str:
     return "#!/bin/bash\nset -euo pipefail\n" + body.rstrip() + "\n"
+
+
+def function_from(path: Path, name: str) -> Callable[..., Any]:
+    """The function ``name`` of a program a task ships (``path``), compiled on its own in a fresh scope (it may use
+    only builtins): a generator that needs what the shipped program computes calls that very function rather than
+    a copy of it that could drift. The rest of the file (its imports, its script) is never run."""
+    source = path.read_text()
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    scope: dict[str, Any] = {}
+    exec(compile(ast.Module([node], []), str(path), "exec"), scope)  # noqa: S102 - the family's own file
+    return scope[name]
 
 
 def sha256_text(text: str) -> str:

@@ -151,3 +151,12 @@ def program_source(recipe_module: str) -> str:
 def fill_program(source: str, params: dict[str, Any]) -> str:
     """The program with this task's parameters in place of :data:`PARAMS_MARKER`."""
     return source.replace(PARAMS_MARKER, embed(params), 1)
+
+
+def program_part(recipe_module: str, start: str, end: str | None = None) -> str:
+    """The text of a family's ``files/solver_program.py`` from the line ``start`` up to (not including) the line
+    ``end`` (None: to the end of the file). A family's reference solutions embed the parts that must say what the
+    solver's program says, so one text serves both (a ValueError names a marker the file no longer has)."""
+    source = program_source(recipe_module)
+    first = source.index(start)
+    return source[first : None if end is None else source.index(end, first)]

@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from autoenv.errors import TaskError
 from autoenv.grading import AGENTCALL
-from autoenv.taskfmt.judge_code import CODE_RUNNERS, PROGRAM_STARTERS, dotted_name
+from autoenv.taskfmt.judge_code import CODE_RUNNERS, PROGRAM_STARTERS, called_name, dotted_name, imported_as
 from autoenv.taskfmt.problems import Problem
 
 HOOK_PATH = Path(__file__).parent.parent / "grading" / "agentimport.py"
@@ -216,12 +216,7 @@ def unserved_uses(tree: ast.AST, roots: list[str], modules: set[str]) -> list[tu
     local_callables = {
         n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     } - names
-    imported = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            imported |= {alias.asname or alias.name: f"{node.module}.{alias.name}" for alias in node.names}
-        elif isinstance(node, ast.Import):
-            imported |= {alias.asname: alias.name for alias in node.names if alias.asname}
+    imported = imported_as(tree)
     found = []
 
     def is_agents(node: ast.AST) -> bool:
@@ -239,8 +234,7 @@ def unserved_uses(tree: ast.AST, roots: list[str], modules: set[str]) -> list[tu
         if not isinstance(node, ast.Call):
             continue
         name = dotted_name(node.func)
-        head, _, rest = name.partition(".")
-        full = f"{imported[head]}.{rest}" if head in imported and rest else imported.get(name, name)
+        full = called_name(node, imported)
         module, _, function = full.rpartition(".")
         arguments = [*node.args, *(k.value for k in node.keywords)]
         if function in PATCHERS and ("monkeypatch" in full or "mock" in full or "mocker" in full or full == "patch"):

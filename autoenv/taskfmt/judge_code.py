@@ -84,8 +84,9 @@ def _mentions_app(node: ast.AST, app_names: set[str]) -> bool:
     return False
 
 
-def _imported_as(tree: ast.AST) -> dict[str, str]:
-    """Local name -> ``module.function`` for ``from module import function [as name]`` and ``import a.b as c``."""
+def imported_as(tree: ast.AST) -> dict[str, str]:
+    """Local name -> ``module.function`` for ``from module import function [as name]`` and ``import a.b as c``
+    (what :func:`called_name` reads a call's name through)."""
     names = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -96,6 +97,14 @@ def _imported_as(tree: ast.AST) -> dict[str, str]:
                 if alias.asname:
                     names[alias.asname] = alias.name
     return names
+
+
+def called_name(call: ast.Call, imported: dict[str, str]) -> str:
+    """What a call calls, as its module's dotted name: ``sp.run`` after ``import subprocess as sp`` is
+    ``subprocess.run``, ``run`` after ``from subprocess import run`` too; ``imported`` is :func:`imported_as`'s."""
+    name = dotted_name(call.func)
+    head, _, rest = name.partition(".")
+    return f"{imported[head]}.{rest}" if head in imported and rest else imported.get(name, name)
 
 
 def _in_process_uses(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int, str]]:
@@ -153,14 +162,12 @@ def _programs_started(tree: ast.AST, agent_modules: set[str]) -> list[tuple[int,
     does not drop to another user itself (``user=65534``, ``setpriv ...``: the reviewed root grader that runs
     the agent's function as nobody keeps the agent's code off its uid)."""
     app_names = _app_names(tree)
-    imported = _imported_as(tree)
+    imported = imported_as(tree)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = dotted_name(node.func)
-        head, _, rest = name.partition(".")
-        name = f"{imported[head]}.{rest}" if head in imported and rest else imported.get(name, name)
+        name = called_name(node, imported)
         module, _, function = name.rpartition(".")
         module = module or "builtins"
         arguments = [*node.args, *(k.value for k in node.keywords)]

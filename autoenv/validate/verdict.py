@@ -46,6 +46,11 @@ NO_SOLUTION = Undetermined(
 )
 
 
+def _machine_limit(check: str, reason: str, decide: str) -> Undetermined:
+    """An undetermined verdict because ``check`` failed for this machine's reason, not the task's."""
+    return Undetermined(kind=Undecided.CANNOT_JUDGE, check=check, reason=reason, decide=decide)
+
+
 def cannot_judge(result: CheckResult) -> Undetermined | None:
     """The reason a failed check says nothing about the task, if it is one of this machine's limits."""
     if result.passed is not False:
@@ -54,8 +59,7 @@ def cannot_judge(result: CheckResult) -> Undetermined | None:
     if result.name == "build":
         line = next((ln for ln in str(evidence.get("error") or "").splitlines() if NETWORK_FAILURE.search(ln)), None)
         if line:
-            return Undetermined(
-                kind=Undecided.CANNOT_JUDGE,
+            return _machine_limit(
                 check="build",
                 reason=f"a package the build needs could not be reached from here ({line.strip()[:200]})",
                 decide="validate on a machine that reaches the package registries (or with a mirror configured)",
@@ -64,8 +68,7 @@ def cannot_judge(result: CheckResult) -> Undetermined | None:
         stand_ins = evidence.get("stand_ins") or []
         missing = evidence.get("missing_programs") or []
         if missing and stand_ins:
-            return Undetermined(
-                kind=Undecided.CANNOT_JUDGE,
+            return _machine_limit(
                 check="oracle",
                 reason=f"{', '.join(missing)} not found on a stand-in base ({'; '.join(stand_ins)}); the real base "
                 "may have it",
@@ -74,8 +77,7 @@ def cannot_judge(result: CheckResult) -> Undetermined | None:
         if "network_failure" not in evidence:  # (set when the task declares no network: then it is the task's flaw)
             line = next((ln for run in _runs(evidence) if (ln := network_failure(run))), None)
             if line:
-                return Undetermined(
-                    kind=Undecided.CANNOT_JUDGE,
+                return _machine_limit(
                     check="oracle",
                     reason=f"the task uses the network and this sandbox had none ({line[:200]})",
                     decide="validate on a machine whose sandboxes reach the network the task names",

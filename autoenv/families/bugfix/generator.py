@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 from autoenv.families.bugfix import ladder
-from autoenv.families.bugfix.sources import BUGGY, CORRECT, DRIVERS, EXTRA_HELPERS, MODULES, SPEC, TESTS
+from autoenv.families.bugfix.sources import BUGGY, CORRECT, DRIVERS, EXTRA_HELPERS, MODULES, RANDOM_SAMPLES, SPEC, TESTS
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -187,17 +187,9 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             return agent_module("{module}")  # a fresh import, in a process of its own
 
 
-        def random_samples(rng, count=300):
-            """Lists of 1 to 40 numbers, integers or floats, the same for the same seed."""
-            for _ in range(count):
-                n = rng.randint(1, 40)
-                if rng.random() < 0.5:
-                    yield [rng.randint(-50, 50) for _ in range(n)]
-                else:
-                    yield [rng.uniform(-1e3, 1e3) for _ in range(n)]
-
-
         ''')
+        + RANDOM_SAMPLES
+        + "\n\n"
         + TESTS[func]
         + textwrap.dedent("""\
 

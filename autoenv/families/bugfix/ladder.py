@@ -108,7 +108,7 @@ def generate_multi(case: Any, rng: random.Random, level: int, family: Any) -> An
         for f in funcs
     )
     tests = (
-        textwrap.dedent(f'''\
+        textwrap.dedent(f"""\
         import math
         import random
         import statistics
@@ -121,15 +121,8 @@ def generate_multi(case: Any, rng: random.Random, level: int, family: Any) -> An
         MODULES = {modules!r}
 
 
-        def random_samples(rng, count=300):
-            """Lists of 1 to 40 numbers, integers or floats, the same for the same seed."""
-            for _ in range(count):
-                n = rng.randint(1, 40)
-                if rng.random() < 0.5:
-                    yield [rng.randint(-50, 50) for _ in range(n)]
-                else:
-                    yield [rng.uniform(-1e3, 1e3) for _ in range(n)]
-        ''')
+        """)
+        + g.RANDOM_SAMPLES
         + fixtures
         + "".join("\n\n" + _tests_for(f, g.TESTS) for f in funcs)
         + textwrap.dedent("""\

@@ -279,6 +279,18 @@ def reference(data):
 """,
 }
 
+#: The tests' generator of random inputs, in every level's tests (one text: each level draws the same samples).
+RANDOM_SAMPLES = '''\
+def random_samples(rng, count=300):
+    """Lists of 1 to 40 numbers, integers or floats, the same for the same seed."""
+    for _ in range(count):
+        n = rng.randint(1, 40)
+        if rng.random() < 0.5:
+            yield [rng.randint(-50, 50) for _ in range(n)]
+        else:
+            yield [rng.uniform(-1e3, 1e3) for _ in range(n)]
+'''
+
 # module-level helpers in each generated module (besides the target), all correct
 EXTRA_HELPERS = '''\
 def clamp(value, low, high):

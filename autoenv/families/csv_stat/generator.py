@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import random
-import statistics
 import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.csv_stat import ladder
+from autoenv.families.csv_stat import ladder, statistic
 from autoenv.families.levels import Level
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -51,28 +49,10 @@ BAD_VALUES = ["", "NA", "n/a", "-", "null", "?"]
 
 
 def compute(stat: str, xs: list[float]) -> float:
-    if stat == "mean":
-        return sum(xs) / len(xs)
-    if stat == "median":
-        return statistics.median(xs)
-    if stat == "std":
-        mu = sum(xs) / len(xs)
-        return math.sqrt(sum((x - mu) ** 2 for x in xs) / len(xs))
-    if stat == "p90":
-        return sorted(xs)[math.ceil(0.9 * len(xs)) - 1]
-    if stat == "range":
-        return max(xs) - min(xs)
-    if stat == "sum":
-        return sum(xs)
-    raise ValueError(stat)
-
-
-def _valid_number(text: str) -> float | None:
-    try:
-        v = float(text)
-    except ValueError:
-        return None
-    return v if math.isfinite(v) else None
+    """The statistic ``stat`` of ``xs``, by the code the reference solutions ship (:mod:`.statistic`)."""
+    if stat not in STATS:
+        raise ValueError(stat)
+    return statistic.compute(stat, xs)
 
 
 #: Graded difficulty: 1 clean data (a naive program passes), 2 messy names, invalid values and statuses
@@ -107,7 +87,7 @@ def answer(
     for row in rows:
         if row["status"] != ok:
             continue
-        x = _valid_number(row[value])
+        x = statistic.number(row[value])
         if x is None or (drop_negative and x < 0):
             continue
         buckets.setdefault(row[group].strip().lower(), []).append(x)
@@ -238,32 +218,12 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             assert float(v) == pytest.approx(exp_v, abs=1e-3)
         ''')
     solution = solve_sh(
-        textwrap.dedent(f'''\
-        python3 - <<'PY'
-        import csv, math, statistics
-
-        def number(text):
-            try:
-                v = float(text)
-            except ValueError:
-                return None
-            return v if math.isfinite(v) else None
-
-        def stat(xs):
-            kind = "{stat}"
-            if kind == "mean":
-                return sum(xs) / len(xs)
-            if kind == "median":
-                return statistics.median(xs)
-            if kind == "std":
-                mu = sum(xs) / len(xs)
-                return math.sqrt(sum((x - mu) ** 2 for x in xs) / len(xs))
-            if kind == "p90":
-                return sorted(xs)[math.ceil(0.9 * len(xs)) - 1]
-            if kind == "range":
-                return max(xs) - min(xs)
-            return sum(xs)
-
+        "python3 - <<'PY'\nimport csv, math, statistics\n\n"
+        + statistic.number_function()
+        + "\n"
+        + statistic.stat_function(f'"{stat}"')
+        + "\n"
+        + textwrap.dedent(f'''\
         groups = {{}}
         with open("{data_path}", newline="") as fh:
             for row in csv.DictReader(fh):

@@ -14,6 +14,8 @@ import random
 import textwrap
 from typing import Any
 
+from autoenv.families.csv_stat import statistic
+
 PROGRAM = "/app/groupstat.py"
 
 
@@ -64,36 +66,17 @@ INSTRUCTION = textwrap.dedent(f"""
 
 
 def program(params: dict[str, Any]) -> str:
-    """The reference program (the solution writes it)."""
+    """The reference program (the solution writes it): the solver's number rule and statistics
+    (:mod:`autoenv.families.csv_stat.statistic`), reading the file the command line names."""
     return (
         "import csv, json, math, statistics, sys\n\nP = json.loads("
         + repr(json.dumps(params))
-        + ")\n"
-        + (
-            textwrap.dedent("""\
-
-        def number(text):
-            try:
-                v = float(text)
-            except ValueError:
-                return None
-            return v if math.isfinite(v) else None
-
-        def stat(xs):
-            kind = P["stat"]
-            if kind == "mean":
-                return sum(xs) / len(xs)
-            if kind == "median":
-                return statistics.median(xs)
-            if kind == "std":
-                mu = sum(xs) / len(xs)
-                return math.sqrt(sum((x - mu) ** 2 for x in xs) / len(xs))
-            if kind == "p90":
-                return sorted(xs)[math.ceil(0.9 * len(xs)) - 1]
-            if kind == "range":
-                return max(xs) - min(xs)
-            return sum(xs)
-
+        + ")\n\n"
+        + statistic.number_function()
+        + "\n"
+        + statistic.stat_function('P["stat"]')
+        + "\n"
+        + textwrap.dedent("""\
         groups = {}
         with open(sys.argv[1], newline="", encoding="utf-8") as fh:
             for row in csv.DictReader(fh):
@@ -108,7 +91,6 @@ def program(params: dict[str, Any]) -> str:
                 out.write(f"{name},{len(groups[name])},{stat(groups[name]):.3f}\\n")
             out.write(f"ALL,{len(everything)},{stat(everything):.3f}\\n")
         """)
-        )
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from autoenv.families.base import function_from
 from autoenv.families.office import common
 
 NAME = "docx-formatting"
@@ -140,13 +141,9 @@ def _spans(mask):
     return spans
 
 
-def _occurrences(text, needle, *, ignore_case):
-    hay, pat = (text.lower(), needle.lower()) if ignore_case else (text, needle)
-    out, i = [], hay.find(pat)
-    while i != -1:
-        out.append((i, i + len(pat)))
-        i = hay.find(pat, i + len(pat))
-    return out
+#: Where a phrase occurs in a text: the reference solution's own ``occurrences`` (``files/docx_solve.py``), so the
+#: spans the verifier expects are the ones the solution formats.
+_occurrences = function_from(FILES / "docx_solve.py", "occurrences")
 
 
 def build_document(rng: random.Random, path: Path) -> dict:

@@ -15,6 +15,8 @@ import textwrap
 from datetime import datetime, timedelta
 from typing import Any
 
+from autoenv.families.solver import program_part
+
 #: Each format as the services' logging config writes it: printf-style ``format`` and ``datefmt``.
 CONFIG_FORMATS = {
     "iso": ("%(asctime)sZ %(levelname)s %(name)s[%(process)d]: %(message)s (took %(duration)dms)", "%Y-%m-%dT%H:%M:%S"),
@@ -151,11 +153,21 @@ def hidden_logs(
     }
 
 
+def _solver_part(start: str, end: str, indent: str = "") -> str:
+    """Lines of the scripted solver's ``files/solver_program.py``, re-indented to ``indent``."""
+    return textwrap.indent(textwrap.dedent(program_part(__file__, start, end)), indent)
+
+
 def program(params: dict[str, Any]) -> str:
-    """The reference program ``/app/logsum.py`` (the solution writes it): the task's rules, for any log."""
+    """The reference program ``/app/logsum.py`` (the solution writes it): the task's rules, for any log.
+
+    Which lines count, and what is tallied and summarised from them, are the scripted solver's own lines
+    (``files/solver_program.py``): one text, so the reference and the solver cannot read the rules two ways.
+    """
     head = "import json, re, sys\nfrom datetime import datetime\n\nP = json.loads(" + repr(json.dumps(params)) + ")\n"
-    return head + (
-        textwrap.dedent("""\
+    return (
+        head
+        + textwrap.dedent("""\
         pattern = re.compile(P["regex"])
         window = tuple(datetime.fromisoformat(w) for w in P["window"]) if P["window"] else None
         total = malformed = 0
@@ -164,12 +176,10 @@ def program(params: dict[str, Any]) -> str:
             lines = fh.read().split("\\n")
         for line in lines:
             line = line.removesuffix("\\r")
-            if not line.strip():
-                continue
-            m = pattern.match(line)
-            if not m:
-                malformed += 1
-                continue
+        """)
+        + _solver_part("        if not line.strip():\n", '        if P.get("retries"):\n', "    ")
+        + textwrap.indent(
+            textwrap.dedent("""\
             if P["retries"]:
                 if line in seen:
                     continue
@@ -177,17 +187,12 @@ def program(params: dict[str, Any]) -> str:
             g = m.groups()
             when = datetime.strptime(g[P["i_ts"]], P["tfmt"])
             level, service, ms = g[P["i_level"]], g[P["i_service"]], int(g[P["i_ms"]])
-            if window and not (window[0] <= when < window[1]):
-                continue
-            total += 1
-            by_level[level] = by_level.get(level, 0) + 1
-            if level == P["level"]:
-                target[service] = target.get(service, 0) + 1
-            durations.setdefault(service, []).append(ms)
-        means = {s: sum(v) / len(v) for s, v in durations.items()}
-        out = {"total": total, "malformed": malformed, "by_level": by_level, P["key"]: target,
-               "slowest_service": min(means, key=lambda s: (-means[s], s)) if means else None,
-               "max_ms": max((ms for v in durations.values() for ms in v), default=0)}
+            """),
+            "    ",
+        )
+        + _solver_part("        if window and not (window[0] <= when < window[1]):\n", "means = {", "    ")
+        + _solver_part("means = {", 'with open(out_path, "w") as fh:\n')
+        + textwrap.dedent("""\
         with open(sys.argv[2], "w") as fh:
             json.dump(out, fh, indent=2, sort_keys=True)
         """)

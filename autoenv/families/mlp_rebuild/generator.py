@@ -17,6 +17,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.solver import program_part
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -64,6 +65,22 @@ def _rows(
     rng: random.Random, features: list[str], stats: dict[str, tuple[float, float]], n: int, prefix: str
 ) -> list[dict[str, Any]]:
     return [{"id": f"{prefix}{i + 1:03d}", **{f: round(rng.gauss(*stats[f]), 3) for f in features}} for i in range(n)]
+
+
+def forward_pass() -> str:
+    """``probabilities(row)``, the MLP's forward pass, as the scripted solver's ``files/solver_program.py`` writes it:
+    one text for the solver and the reference solution. The solver reads the layout from the instruction (``P``),
+    the reference from the weights file (``model``); the activation is ``act`` in one and ``ACT`` in the other."""
+    head = program_part(__file__, "def probabilities(row):\n", '        if P["out_in"]:\n')
+    layers = program_part(__file__, "            z = [b[o] + sum(w[o][j]", "        x = [act(v)")
+    tail = program_part(__file__, "    m = max(x)\n", "\ndef main(src, dst):\n")
+    return (
+        head
+        + '        if model["layout"] == "out_in":\n'
+        + layers
+        + '        x = [ACT(v) for v in z] if i < len(model["layers"]) - 1 else z\n'
+        + tail
+    )
 
 
 def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
@@ -228,37 +245,15 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         model = json.load(open("/app/model/weights.json"))
         ACT = {"relu": lambda z: max(0.0, z), "tanh": math.tanh, "sigmoid": lambda z: 1 / (1 + math.exp(-z))}[model["activation"]]
 
-        def probabilities(row):
-            x = [float(row[f]) for f in model["features"]]
-            norm = model.get("normalization")
-            if norm:
-                x = [(v - m) / s for v, m, s in zip(x, norm["mean"], norm["std"])]
-            for i, layer in enumerate(model["layers"]):
-                w, b = layer["weights"], layer["bias"]
-                if model["layout"] == "out_in":
-                    z = [b[o] + sum(w[o][j] * x[j] for j in range(len(x))) for o in range(len(b))]
-                else:
-                    z = [b[o] + sum(w[j][o] * x[j] for j in range(len(x))) for o in range(len(b))]
-                x = [ACT(v) for v in z] if i < len(model["layers"]) - 1 else z
-            m = max(x)
-            e = [math.exp(v - m) for v in x]
-            return [v / sum(e) for v in e]
-
-        def main(src, dst):
-            with open(src, newline="") as fh, open(dst, "w", newline="") as out:
-                writer = csv.writer(out, lineterminator="\\n")
-                writer.writerow(["id", "label", "confidence"])
-                for row in csv.DictReader(fh):
-                    p = probabilities(row)
-                    k = max(range(len(p)), key=p.__getitem__)
-                    writer.writerow([row["id"], model["classes"][k], f"{p[k]:.4f}"])
-
-        if __name__ == "__main__":
-            main(*sys.argv[1:3])
+        ''')  # noqa: E501
+        + forward_pass()
+        + "\n"
+        + program_part(__file__, "def main(src, dst):\n")
+        + textwrap.dedent("""\
         PY
         python3 /app/predict.py /app/data/inputs.csv /app/predictions.csv
         head -n 5 /app/predictions.csv
-        ''')  # noqa: E501
+        """)
     )
     name = task_name("mlp-rebuild", rng, f"{activation}-{layout.replace('_', '')}")
     app = {"model/weights.json": weights_json, "data/inputs.csv": csv_text(shipped)}

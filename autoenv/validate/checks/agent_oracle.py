@@ -45,31 +45,27 @@ async def agent_oracle(ctx: Context, spec_text: str, attempts: int) -> CheckResu
     }
     seconds = round(sum(o.duration_sec or 0.0 for o in outcomes), 3)
     solved = next((i for i, o in enumerate(outcomes) if o.reward is not None and o.reward >= ctx.threshold), None)
-    if solved is None:
+    found: dict[str, Any]  # what the evidence adds: unsolved, or which attempt solved it
+    if solved is None:  # undetermined, never invalid: a weak agent failing says little about the task
         worst = describe(outcomes[0]) if outcomes else "no attempt"
-        return CheckResult(
-            name="oracle",
-            passed=None,
-            seconds=seconds,
-            evidence=evidence | {"unsolved": True},
-            summary=f"not run: no reference solution, and {spec_text} left it unsolved in {attempts} tries "
-            f"(first: {worst})",
+        passed, found = None, {"unsolved": True}
+        summary = (
+            f"not run: no reference solution, and {spec_text} left it unsolved in {attempts} tries (first: {worst})"
         )
-    reference = await _derived_reference(ctx, outcomes[solved])
-    said = (
-        f"; its actions, replayed as solution/solve.sh, pass too ({reference['script']}): the checks that rerun "
-        "the solution use them"
-        if reference.get("replayed")
-        else f"; {reference['not_used']}"
-    )
-    return CheckResult(
-        name="oracle",
-        passed=True,
-        seconds=seconds,
-        evidence=evidence | {"solved_by": solved, "reference": reference},
-        summary=f"no reference solution; {spec_text} solved it in attempt {solved + 1} of {attempts} "
-        f"(rewards {rewards}){said}",
-    )
+    else:
+        reference = await _derived_reference(ctx, outcomes[solved])
+        said = (
+            f"; its actions, replayed as solution/solve.sh, pass too ({reference['script']}): the checks that rerun "
+            "the solution use them"
+            if reference.get("replayed")
+            else f"; {reference['not_used']}"
+        )
+        passed, found = True, {"solved_by": solved, "reference": reference}
+        summary = (
+            f"no reference solution; {spec_text} solved it in attempt {solved + 1} of {attempts} (rewards {rewards})"
+            + said
+        )
+    return CheckResult(name="oracle", passed=passed, seconds=seconds, evidence=evidence | found, summary=summary)
 
 
 async def _derived_reference(ctx: Context, attempt: TrialOutcome) -> dict[str, Any]:

@@ -154,9 +154,12 @@ class Check:
     #: its failure stops validation even when every check is asked for (nothing after it can run)
     blocks: ClassVar[bool] = False
 
+    #: the trials it judges, where they do not depend on the task (a check whose trials do overrides ``needs``)
+    trials: ClassVar[frozenset[Trial]] = frozenset()
+
     def needs(self, ctx: Context) -> frozenset[Trial]:
         """The trials this check judges (oracle and partial are left out without a reference solution)."""
-        return frozenset()
+        return self.trials
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         raise NotImplementedError

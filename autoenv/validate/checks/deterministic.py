@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes
 from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
 
 
@@ -39,8 +39,7 @@ class DeterministicCheck(Check):
     stage = FIRST
     needs_oracle = True
 
-    def needs(self, ctx: Context) -> frozenset[Trial]:
-        return frozenset({"oracle"})
+    trials = frozenset({"oracle"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         return check_deterministic(outcomes.oracle)

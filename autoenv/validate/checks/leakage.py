@@ -13,7 +13,7 @@ from typing import Any
 
 from autoenv.agents.partial import solution_outputs
 from autoenv.taskfmt.check import Level, Problem
-from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes
 from autoenv.validate.leakage import (
     EXTRACTED_SKIP,
     PACKAGE_DIRS,
@@ -139,9 +139,8 @@ class LeakageCheck(Check):
     name = "leakage"
     stage = SECOND
 
-    def needs(self, ctx: Context) -> frozenset[Trial]:
-        # what the reference solution wrote comes from the partial trial's record
-        return frozenset({"partial", "scan"})
+    # what the reference solution wrote comes from the partial trial's record
+    trials = frozenset({"partial", "scan"})
 
     async def early(self, ctx: Context) -> CheckResult | None:
         build = ctx.results.get("build")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes
 from autoenv.validate.checks.evidence import describe, network_advice, outputs_block, trial_evidence
 
 
@@ -42,8 +42,7 @@ class NopCheck(Check):
     name = "nop"
     stage = FIRST
 
-    def needs(self, ctx: Context) -> frozenset[Trial]:
-        return frozenset({"nop"})
+    trials = frozenset({"nop"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         assert outcomes.nop is not None

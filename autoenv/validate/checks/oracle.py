@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes
 from autoenv.validate.checks.evidence import describe, network_advice, network_failure, outputs_block, trial_evidence
 
 #: How a shell, env or Python says a program (or module) is not there; group 1 is its name.
@@ -105,8 +105,7 @@ class OracleCheck(Check):
     stage = FIRST
     needs_oracle = True
 
-    def needs(self, ctx: Context) -> frozenset[Trial]:
-        return frozenset({"oracle"})
+    trials = frozenset({"oracle"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         result = check_oracle(outcomes.oracle, threshold=ctx.threshold, offline=ctx.offline)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autoenv.agents.partial import created_outputs, mutated_files
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial, skipped
+from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
 
 
@@ -76,8 +76,7 @@ class PartialCheck(Check):
     needs_oracle = True
     may_not_run = True  # a partial solution cannot be made of a solution that changes no file
 
-    def needs(self, ctx: Context) -> frozenset[Trial]:
-        return frozenset({"partial"})
+    trials = frozenset({"partial"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         nop, partial = outcomes.nop, outcomes.partial

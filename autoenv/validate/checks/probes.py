@@ -10,7 +10,7 @@ file in any run (its result is a deletion, a permission, a process) passes: the 
 from __future__ import annotations
 
 from autoenv.agents.partial import changed_files
-from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial, skipped
+from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.evidence import describe
 
 
@@ -54,8 +54,7 @@ class ProbesCheck(Check):
     stage = SECOND
     needs_oracle = True
 
-    def needs(self, ctx: Context) -> frozenset[Trial]:
-        return frozenset({"oracle", "partial"})
+    trials = frozenset({"oracle", "partial"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         nop, partial = outcomes.nop, outcomes.partial

@@ -14,7 +14,7 @@ from harbor.models.task.config import VerifierEnvironmentMode
 from autoenv.agents.adversary import CHEAT_KINDS, SHARED_MODE_FAMILIES
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, Trial, skipped
+from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
 from autoenv.validate.checks.shortcut_trials import run_shortcuts
 
@@ -219,8 +219,7 @@ class TamperCheck(Check):
     name = "tamper"
     stage = SECOND
 
-    def needs(self, ctx: Context) -> frozenset[Trial]:
-        return frozenset({"adversary", "nop"})
+    trials = frozenset({"adversary", "nop"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         nop, adversary = outcomes.nop, outcomes.adversary

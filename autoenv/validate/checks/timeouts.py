@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes, Trial
+from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes
 from autoenv.validate.checks.evidence import first_line, phase_seconds
 
 
@@ -79,8 +79,7 @@ class TimeoutsCheck(Check):
     stage = FIRST
     needs_oracle = True
 
-    def needs(self, ctx: Context) -> frozenset[Trial]:
-        return frozenset({"oracle"})
+    trials = frozenset({"oracle"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         cfg = ctx.task.config

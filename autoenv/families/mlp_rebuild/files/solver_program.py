@@ -24,12 +24,12 @@ def probabilities(row):
 
 def main(src, dst):
     with open(src, newline="") as fh, open(dst, "w", newline="") as out:
-        w = csv.writer(out, lineterminator="\n")
-        w.writerow(["id", "label", "confidence"])
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["id", "label", "confidence"])
         for row in csv.DictReader(fh):
             p = probabilities(row)
             k = max(range(len(p)), key=p.__getitem__)
-            w.writerow([row["id"], model["classes"][k], f"{p[k]:.4f}"])
+            writer.writerow([row["id"], model["classes"][k], f"{p[k]:.4f}"])
 
 if __name__ == "__main__":
     main(*sys.argv[1:3])
