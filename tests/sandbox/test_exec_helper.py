@@ -130,6 +130,36 @@ def test_a_timeout_kills_what_the_command_started(box):
     assert run(box, ["echo", "still", "serving"]).stdout == "still serving\n"
 
 
+#: A fork bomb that re-forks as soon as a PID is free (the chaos agent's shell bomb, in Python so that a failed
+#: fork costs no retry sleeps): every process forks on in a loop, each child in a session of its own.
+CHURNING_BOMB = """
+import os
+while True:
+    try:
+        if os.fork() == 0:
+            os.setsid()  # out of the command's process group and session: only the cgroup still holds it
+    except OSError:
+        pass
+"""
+
+
+def test_a_fork_bomb_left_by_a_cancelled_command_dies_in_one_kill(image):
+    """A bomb whose every child leaves the command's process group and session still dies at the command's
+    timeout, all of it: what it leaves running would burn the sandbox's CPU while its files are collected."""
+    container = _container(image)
+    try:
+        with pytest.raises(CommandTimeout):
+            asyncio.run(container.run(["python3", "-c", CHURNING_BOMB], timeout=3))
+        # the timeout's kill, no retry: within a second nothing but the init is left
+        deadline = time.monotonic() + 1
+        while len(container.processes()) > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert container.processes() == [container._init_pid], f"{len(container.processes()) - 1} bomb processes left"
+        assert run(container, ["echo", "still", "serving"]).stdout == "still serving\n"
+    finally:
+        container.stop()
+
+
 def test_root_inside_cannot_stop_or_replace_the_helper(image):
     container = _container(image)
     try:

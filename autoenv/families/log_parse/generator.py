@@ -254,8 +254,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
 
         `LEVEL` is exactly one of `DEBUG`, `INFO`, `WARN`, `ERROR` (upper case),
         `SERVICE` is lower-case letters, `PID` and `DURATION` are non-negative
-        integers, and the line ends right after the duration part of the layout. Empty lines are
-        ignored. Every other line (stack-trace lines, truncated writes, wrong
+        integers, and nothing comes before or after the layout. Empty lines (nothing but white space)
+        are ignored. Every other line (stack-trace lines, truncated writes, wrong
         case, extra text) is **malformed**.
         """)
     if rung >= 3:
@@ -264,8 +264,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
 
             `/app/logs/app.log` is the log of a group of services. A **valid** line has exactly the layout
             the services' logging configuration declares (find it under `/app/conf/`): every field as
-            documented there, nothing before or after. Empty lines are ignored. Every other line
-            (stack-trace lines, truncated writes, wrong case, extra text) is **malformed**.
+            documented there, nothing before or after. Empty lines (nothing but white space) are ignored.
+            Every other line (stack-trace lines, truncated writes, wrong case, extra text) is **malformed**.
             """)
     instruction = (
         told
@@ -284,7 +284,7 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
 
         All counts and durations are JSON integers. Do not modify the log.
         """)  # noqa: E501
-        + (_program_text(rung) if rung >= 2 else "")
+        + (_program_text(rung, windowed=bool(window)) if rung >= 2 else "")
     )
     expected_json = json.dumps(expected, sort_keys=True)
     tests = textwrap.dedent(f'''\
@@ -395,13 +395,15 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     return TaskDraft(name=name, family="log-parse", files=files, params=params)
 
 
-def _program_text(rung: int) -> str:
-    """The instruction's part about ``/app/logsum.py`` (levels 2 and up)."""
-    text = textwrap.dedent("""
+def _program_text(rung: int, *, windowed: bool) -> str:
+    """The instruction's part about ``/app/logsum.py`` (levels 2 and up); it names the window only where the
+    instruction has one."""
+    rules = "the same rules, window and level of interest" if windowed else "the same rules and level of interest"
+    text = textwrap.dedent(f"""
         ## The program
 
         Also write `/app/logsum.py`: `python3 /app/logsum.py LOG OUT` must write to `OUT` the same JSON
-        object for any log file `LOG` of these services (the same rules, window and level of interest),
+        object for any log file `LOG` of these services ({rules}),
         and the tests run it on other logs than the shipped one. A log may be empty (then `total` and
         `malformed` are 0, both objects are empty, `slowest_service` is `null` and `max_ms` is 0), its
         lines may end with `\\r\\n` (the `\\r` belongs to the line end, not to the line) and its
