@@ -23,6 +23,26 @@ _WRITE_CHUNK = 64_000
 _READ_CAP = 2_000_000
 
 
+def run_script(command: str) -> str:
+    """The shell text a ``run`` action executes: the command, its errors interleaved with its output."""
+    return f"exec 2>&1\n{command}"
+
+
+def write_scripts(path: str, content: str) -> list[str]:
+    """The shell texts a ``write_file`` action executes, one exec each: its bytes base64-coded in pieces under the
+    argument limit, the first creating the folder and the file, the others appending."""
+    q = shlex.quote(path)
+    data = base64.b64encode(content.encode()).decode()
+    chunks = [data[i : i + _WRITE_CHUNK] for i in range(0, len(data), _WRITE_CHUNK)] or [""]
+    return [
+        run_script(
+            (f'mkdir -p -- "$(dirname -- {q})" && ' if n == 0 else "")
+            + f"printf %s {shlex.quote(chunk)} | base64 -d {'>' if n == 0 else '>>'} {q}"
+        )
+        for n, chunk in enumerate(chunks)
+    ]
+
+
 def trim_output(text: str, limit: int) -> tuple[str, bool]:
     """Keep the start and the end of a long output, which is where errors and summaries are."""
     if limit <= 0 or len(text) <= limit:
@@ -43,7 +63,7 @@ async def execute(
     try:
         if isinstance(action, RunAction):
             limit = min(timeout_sec, action.timeout_sec) if action.timeout_sec else timeout_sec
-            res = await environment.exec(f"exec 2>&1\n{action.command}", timeout_sec=_secs(limit))
+            res = await environment.exec(run_script(action.command), timeout_sec=_secs(limit))
             body, cut = trim_output(res.stdout or "", max_output_chars)
             code = res.return_code
             output = f"{body.rstrip()}\n[exit code {code}]" if body.strip() else f"[no output, exit code {code}]"
@@ -78,16 +98,8 @@ async def execute(
 async def _write(
     environment: BaseEnvironment, action: WriteFileAction, call_id: str, timeout_sec: float, started: float
 ) -> ActionResult:
-    q = shlex.quote(action.path)
-    data = base64.b64encode(action.content.encode()).decode()
-    chunks = [data[i : i + _WRITE_CHUNK] for i in range(0, len(data), _WRITE_CHUNK)] or [""]
-    for n, chunk in enumerate(chunks):
-        redirect = ">" if n == 0 else ">>"
-        prefix = f'mkdir -p -- "$(dirname -- {q})" && ' if n == 0 else ""
-        res = await environment.exec(
-            f"exec 2>&1\n{prefix}printf %s {shlex.quote(chunk)} | base64 -d {redirect} {q}",
-            timeout_sec=_secs(timeout_sec),
-        )
+    for script in write_scripts(action.path, action.content):
+        res = await environment.exec(script, timeout_sec=_secs(timeout_sec))
         if res.return_code != 0:
             out = (res.stdout or "").strip()
             return _result(

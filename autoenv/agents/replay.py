@@ -9,7 +9,8 @@ each the way :func:`autoenv.agents.execute.execute` ran it, they are that script
 - a ``run`` command runs in a fresh ``bash`` from the working folder the solution starts in (each of the agent's
   commands was a fresh shell in the sandbox's working folder: no ``cd`` or variable carries over), with its status
   ignored (an agent's exploration fails and goes on);
-- a ``write_file`` writes the same bytes (base64 in the script, so any content survives quoting);
+- a ``write_file`` writes the same bytes with the same commands (base64 in the script, so any content survives
+  quoting);
 - reads change nothing and are left out; the finish ends the script.
 
 Only a trajectory autoenv's terminal agent wrote can be replayed (other agents' tool calls mean other things):
@@ -20,19 +21,12 @@ the only evidence. Whether the script really solves the task is for a trial to s
 
 from __future__ import annotations
 
-import base64
 import json
 import shlex
 from pathlib import Path
 
-from autoenv.shared.actions import (
-    FinishAction,
-    InvalidActionError,
-    ReadFileAction,
-    RunAction,
-    WriteFileAction,
-    action_from_tool_call,
-)
+from autoenv.agents.execute import run_script, write_scripts
+from autoenv.shared.actions import FinishAction, InvalidActionError, RunAction, WriteFileAction, action_from_tool_call
 
 #: The file the terminal agent writes its trajectory to, under the trial's ``agent/`` folder.
 TRAJECTORY = "trajectory.json"
@@ -46,14 +40,16 @@ start=$PWD
 """
 
 
-def _line(action: object) -> str | None:
+def _lines(action: object) -> list[str]:
+    """The action's shell texts, exactly as :mod:`autoenv.agents.execute` ran them, each in a fresh bash from the
+    working folder."""
     if isinstance(action, RunAction):
-        return f'(cd "$start" && bash -c {shlex.quote("exec 2>&1" + chr(10) + action.command)})'
-    if isinstance(action, WriteFileAction):
-        q = shlex.quote(action.path)
-        data = base64.b64encode(action.content.encode()).decode()
-        return f'(cd "$start" && mkdir -p -- "$(dirname -- {q})" && printf %s {shlex.quote(data)} | base64 -d > {q})'
-    return None
+        scripts = [run_script(action.command)]
+    elif isinstance(action, WriteFileAction):
+        scripts = write_scripts(action.path, action.content)
+    else:
+        return []
+    return [f'(cd "$start" && bash -c {shlex.quote(script)})' for script in scripts]
 
 
 def solution_from_trajectory(trajectory: Path) -> str | None:
@@ -84,10 +80,7 @@ def solution_from_trajectory(trajectory: Path) -> str | None:
                 continue  # the agent was told it was invalid; it ran nothing
             if isinstance(action, FinishAction):
                 return _script(trajectory, lines)
-            if isinstance(action, ReadFileAction):
-                continue
-            if (line := _line(action)) is not None:
-                lines.append(line)
+            lines += _lines(action)
     return _script(trajectory, lines)
 
 

@@ -53,7 +53,7 @@ def plot_levels(rows: list[dict[str, Any]], out: Path) -> str:
         ax.plot([r["step"] for r in mine], [r["mean"] for r in mine], marker="o", color=colour, label=run)
         for r in mine:
             ax.scatter([r["step"]] * len(r["levels"]), r["levels"], color=colour, alpha=0.35, s=12)
-        integer_steps(ax, [r["step"] for r in rows])
+    integer_steps(ax, [r["step"] for r in rows])
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("training step")
     ax.set_ylabel("level of accepted tasks")

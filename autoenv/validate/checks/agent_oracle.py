@@ -21,6 +21,7 @@ from typing import Any
 
 from autoenv.agents.replay import TRAJECTORY, solution_from_trajectory
 from autoenv.spec import SolverSpec
+from autoenv.taskfmt.hashing import IGNORED_PARTS
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.checks.base import TRIAL_AGENTS, CheckResult, Context
 from autoenv.validate.checks.evidence import describe, trial_evidence
@@ -81,8 +82,9 @@ async def _derived_reference(ctx: Context, attempt: TrialOutcome) -> dict[str, A
         }
     shadow = Path(attempt.trial_dir).parent / "derived-reference" / ctx.task_dir.name
     shutil.rmtree(shadow, ignore_errors=True)
-    shutil.copytree(ctx.task_dir, shadow, ignore=shutil.ignore_patterns(".autoenv", "__pycache__", "solution"))
+    shutil.copytree(ctx.task_dir, shadow, ignore=shutil.ignore_patterns(*IGNORED_PARTS, "*.pyc"))
     solve = shadow / "solution" / "solve.sh"
+    shutil.rmtree(solve.parent, ignore_errors=True)  # the task's own solution folder only, at its top
     solve.parent.mkdir()
     solve.write_text(script)
     solve.chmod(0o755)
