@@ -31,17 +31,23 @@ from bench._common import machine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 CHECKS = ("structure", "build", "oracle", "nop", "leakage", "tamper", "partial")
 
-#: Validates one task with the autoenv found first on sys.path and prints its seconds as JSON. The keyword
-#: ``all_checks`` exists only where validation stops early by default; older checkouts ran every check anyway.
+#: Validates one task with the autoenv found first on sys.path and prints its seconds as JSON. Every check runs:
+#: ``ValidationSettings(all_checks=True)`` since the settings travel whole, the keyword ``all_checks`` before; older
+#: checkouts ran every check anyway.
 ONE = """
 import inspect, json, sys, time
 sys.path.insert(0, sys.argv[1])
 from autoenv.trials.runner import quiet_harbor_logs
 from autoenv.validate.validation import avalidate_task, validate_task
 quiet_harbor_logs()
-extra = {"all_checks": True} if "all_checks" in inspect.signature(avalidate_task).parameters else {}
+params = inspect.signature(avalidate_task).parameters
+if "settings" in params:
+    from autoenv.validate.validation import ValidationSettings
+    args, extra = (ValidationSettings(all_checks=True),), {}
+else:
+    args, extra = (), ({"all_checks": True} if "all_checks" in params else {})
 started = time.perf_counter()
-report = validate_task(sys.argv[2], record=False, trials_dir=sys.argv[3], **extra)
+report = validate_task(sys.argv[2], *args, record=False, trials_dir=sys.argv[3], **extra)
 print(json.dumps({"wall": time.perf_counter() - started, "valid": report.valid, "cached": report.cached,
                   "checks": {c.name: c.seconds for c in report.checks}}))
 """

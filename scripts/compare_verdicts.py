@@ -24,7 +24,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from autoenv.validate.validation import avalidate_task
+from autoenv.validate.validation import ValidationSettings, avalidate_task
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEWED = ROOT / "tests" / "validate" / "reviewed"
@@ -55,9 +55,8 @@ async def verdicts(only: set[str] | None = None, jobs: int = 2) -> dict[str, dic
     async def one(name: str, path: Path, oracle: bool) -> None:
         async with gate:
             task = Path(shutil.copytree(path, work / name.replace("/", "_"), ignore=shutil.ignore_patterns(".autoenv")))
-            report = await avalidate_task(
-                task, trials_dir=work / "trials", oracle=oracle, all_checks=True, record=False
-            )
+            settings = ValidationSettings(oracle=oracle, all_checks=True)
+            report = await avalidate_task(task, settings, trials_dir=work / "trials", record=False)
             out[name] = {
                 "valid": report.valid,
                 "verdict": str(report.verdict),

@@ -18,12 +18,15 @@ from autoenv.cli.tables import Column, ResultTable, TableFormat
 from autoenv.errors import MachineError, SandboxFault, TaskError
 from autoenv.flywheel.config import FlywheelConfig, RunConfigMismatch
 from autoenv.flywheel.events import describe
+from autoenv.shared.settings import ValidationSettings
 from autoenv.vocab import Method, ProposerNetwork, ProposerPolicy, ReportTo, ServeKind, Switch
 
 C = FlywheelConfig
+V = ValidationSettings
 
 
 def flywheel(
+    ctx: typer.Context,
     steps: Annotated[int, option(C, "steps", min=1)] = default(C, "steps"),
     db: Annotated[
         str, typer.Option(help="Store: a SQLite file path or an SQLAlchemy URL (postgresql://...).")
@@ -32,7 +35,9 @@ def flywheel(
     group_size: Annotated[int, option(C, "group_size", "--group-size", "-g", min=1)] = default(C, "group_size"),
     tasks_per_step: Annotated[int, option(C, "tasks_per_step", min=1)] = default(C, "tasks_per_step"),
     solver: Annotated[str | None, option(C, "solver")] = default(C, "solver"),
-    policy: Annotated[ProposerPolicy | None, option(C, "proposer_policy", "--policy")] = default(C, "proposer_policy"),
+    proposer_policy: Annotated[ProposerPolicy | None, option(C, "proposer_policy", "--policy")] = default(
+        C, "proposer_policy"
+    ),
     model: Annotated[str | None, option(C, "model")] = default(C, "model"),
     base_url: Annotated[str | None, option(C, "base_url")] = default(C, "base_url"),
     serve: Annotated[ServeKind, option(C, "serve")] = default(C, "serve"),
@@ -44,7 +49,7 @@ def flywheel(
     benchmark: Annotated[Path | None, option(C, "benchmark_dir", "--benchmark")] = None,
     benchmark_tasks: Annotated[int | None, option(C, "benchmark_tasks", min=1)] = default(C, "benchmark_tasks"),
     benchmark_rollouts: Annotated[int, option(C, "benchmark_rollouts", min=1)] = default(C, "benchmark_rollouts"),
-    static: Annotated[Path | None, option(C, "static_dir", "--static")] = default(C, "static_dir"),
+    static_dir: Annotated[Path | None, option(C, "static_dir", "--static")] = default(C, "static_dir"),
     proposer_training: Annotated[Switch, option(C, "proposer_training")] = Switch.ON
     if default(C, "proposer_training")
     else Switch.OFF,
@@ -54,6 +59,9 @@ def flywheel(
     trainer: Annotated[str, option(C, "trainer")] = default(C, "trainer"),
     init_policy: Annotated[Path | None, option(C, "init_policy", "--init-policy")] = default(C, "init_policy"),
     env: Annotated[str, option(C, "env")] = default(C, "env"),
+    repeats: Annotated[int, option(V, "repeats", "--repeats", min=1)] = default(V, "repeats"),
+    threshold: Annotated[float, option(V, "threshold", "--threshold")] = default(V, "threshold"),
+    strict: Annotated[bool, option(V, "strict", "--strict")] = default(V, "strict"),
     ray: Annotated[str | None, option(C, "ray", "--ray")] = default(C, "ray"),
     n_concurrent: Annotated[int, option(C, "n_concurrent", "-n", min=1)] = default(C, "n_concurrent"),
     seed: Annotated[int, option(C, "seed", min=0)] = default(C, "seed"),
@@ -67,7 +75,7 @@ def flywheel(
             "accepted nothing did nothing).",
         ),
     ] = 0,
-    out: Annotated[Path, option(C, "out_dir", "--out")] = default(C, "out_dir"),
+    out_dir: Annotated[Path, option(C, "out_dir", "--out")] = default(C, "out_dir"),
     log_format: Annotated[
         LogFormat,
         typer.Option(
@@ -86,46 +94,20 @@ def flywheel(
     from autoenv.trials.runner import quiet_harbor_logs
 
     setup_logging(log_format, console)
-    if static is not None and not static.is_dir():
-        fail(f"{static}: --static must be a folder of tasks")
+    if static_dir is not None and not static_dir.is_dir():
+        fail(f"{static_dir}: --static must be a folder of tasks")
     if init_policy is not None and not trainer.startswith("trl") and serve == ServeKind.NONE:
         fail(f"--init-policy {init_policy}: only the trl trainer and --serve use a policy's weights; this run would "
              "ignore it (add --trainer trl and/or --serve cpu)")  # fmt: skip
     if serve != ServeKind.NONE and (model or base_url):
         fail("--serve serves the run's own checkpoints; it does not go with --model/--base-url")
-    given = dict(
-        run=run,
-        steps=steps,
-        group_size=group_size,
-        tasks_per_step=tasks_per_step,
-        solver=solver,
-        proposer_policy=policy,
-        model=model,
-        base_url=base_url,
-        serve=serve,
-        serve_port=serve_port,
-        proposer_network=proposer_network,
-        method=method,
-        proposals_per_step=proposals_per_step,
-        static_dir=static,
-        proposer_training=proposer_training == Switch.ON,
-        accept_undetermined=accept_undetermined,
-        trainer=trainer,
-        init_policy=init_policy,
-        env=env,
-        ray=ray,
-        n_concurrent=n_concurrent,
-        seed=seed,
-        report_to=report_to,
-        out_dir=out,
-        benchmark_tasks=benchmark_tasks,
-        benchmark_rollouts=benchmark_rollouts,
-    )
+    # the options are named as the config's fields (and the validation's): one config, checked there
+    given = ctx.params | {"proposer_training": proposer_training == Switch.ON}
     if seed_cases is not None:  # otherwise the config's default (the bundled examples)
         given["seed_cases_dir"] = seed_cases
     if benchmark is not None:
         given["benchmark_dir"] = benchmark
-    config = FlywheelConfig(**given)
+    config = FlywheelConfig.model_validate(given | {"validation": ValidationSettings.model_validate(given)})
     try:
         require_tracker(config.report_to)  # before any step runs: a run must not end up half-tracked
     except MachineError as exc:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from autoenv.cli.common import console, fail, fail_with, print_json, progress_bar, require_machine
+from autoenv.cli.common import console, default, fail, fail_with, option, print_json, progress_bar, require_machine
+from autoenv.shared.settings import ValidationSettings
 
 if TYPE_CHECKING:  # the library is imported by the commands that run, not by `autoenv --help`
     from autoenv.validate.calibration import CalibrationReport
@@ -43,6 +44,8 @@ ValidateConcurrencyOpt = Annotated[
     ),
 ]
 ThresholdOpt = Annotated[float, typer.Option(help="Reward that counts as a pass (below 1 for graded rewards).")]
+
+V = ValidationSettings
 
 COLOURS = {"pass": "green", "FAIL": "red", "skip": "yellow"}
 
@@ -86,36 +89,26 @@ def _print_validation(report: ValidationReport) -> None:
 
 
 def validate(
+    ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="A Harbor task folder, or a dataset folder of tasks.")],
-    env: EnvOpt = "local",
-    repeats: Annotated[
-        int, typer.Option("-r", "--repeats", min=1, help="Oracle runs; all must pass with the same verdict.")
-    ] = 2,
-    threshold: ThresholdOpt = 1.0,
-    margin: Annotated[
-        float, typer.Option(help="Share of the agent/verifier time limits the reference run may use.")
-    ] = 0.5,
+    env: EnvOpt = default(V, "env"),
+    repeats: Annotated[int, option(V, "repeats", "-r", "--repeats", min=1)] = default(V, "repeats"),
+    threshold: ThresholdOpt = default(V, "threshold"),
+    timeout_margin: Annotated[float, option(V, "timeout_margin", "--margin")] = default(V, "timeout_margin"),
     n_concurrent: ValidateConcurrencyOpt = None,
     force: ForceOpt = False,
     trials_dir: Annotated[Path, typer.Option(help="Where validation trials are written.")] = Path("runs") / "validate",
     json_out: JsonOpt = False,
-    no_oracle: Annotated[
+    oracle: Annotated[
         bool,
         typer.Option(
-            "--no-oracle",
-            help="Validate without the reference solution (datasets that ship none): "
+            "--oracle/--no-oracle",
+            help="--no-oracle: validate without the reference solution (datasets that ship none): "
             "oracle, determinism, partial-solution and timing checks are reported as not run, and a task that "
             "passes every other check is 'undetermined' (no flaw found, solvability unknown), never 'valid'.",
         ),
-    ] = False,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict",
-            help="Warnings (lint style, unpinned versions, unknown fields, tests reading agent-editable inputs) "
-            "make a task invalid too, and so does an undetermined verdict.",
-        ),
-    ] = False,
+    ] = default(V, "oracle"),
+    strict: Annotated[bool, option(V, "strict", "--strict")] = default(V, "strict"),
     oracle_agent: Annotated[
         str | None,
         typer.Option(
@@ -125,18 +118,11 @@ def validate(
             "families' tasks); a passing attempt shows the task solvable (it can be valid) and, replayed as a script, "
             "is the reference the checks that rerun a solution use; none is 'unsolved in k tries' (undetermined).",
         ),
-    ] = None,
-    oracle_attempts: Annotated[
-        int, typer.Option("--oracle-attempts", min=1, help="Attempts of --oracle-agent (k).")
-    ] = 3,
-    all_checks: Annotated[
-        bool,
-        typer.Option(
-            "--all",
-            help="Run every check even after one failed (by default validation stops once the cheaper checks "
-            "find an error: structure, build, then the reference solution and doing nothing, then the rest).",
-        ),
-    ] = False,
+    ] = default(V, "oracle_agent"),
+    oracle_attempts: Annotated[int, option(V, "oracle_attempts", "--oracle-attempts", min=1)] = default(
+        V, "oracle_attempts"
+    ),
+    all_checks: Annotated[bool, option(V, "all_checks", "--all")] = default(V, "all_checks"),
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -186,8 +172,8 @@ def validate(
     _check_env(env)
     if harden is not None:
         tasks = _harden(tasks, harden, json_out=json_out)
-    if not 0 < margin <= 1:
-        fail(f"--margin must be in (0, 1], got {margin}")
+    if not 0 < timeout_margin <= 1:
+        fail(f"--margin must be in (0, 1], got {timeout_margin}")
     if oracle_agent is not None:
         from autoenv.spec import SolverSpec
 
@@ -196,26 +182,26 @@ def validate(
         except ValueError as exc:
             fail(f"--oracle-agent {oracle_agent}: {exc}")
     runner.quiet_harbor_logs()
-    settings = dict(
-        env=env,
-        repeats=repeats,
-        threshold=threshold,
-        timeout_margin=margin,
-        force=force,
-        trials_dir=trials_dir,
-        oracle=not no_oracle,
-        strict=strict,
-        all_checks=all_checks,
-        oracle_agent=oracle_agent,
-        oracle_attempts=oracle_attempts,
-    )
+    settings = ValidationSettings.model_validate(ctx.params)  # the options named as its fields, checked there
     if path.is_dir() and not is_task_dir(path):  # a dataset folder: an audit
         _audit(
-            path, tasks, jobs=n_concurrent or AUDIT_JOBS, ray_address=ray_address, db=db, json_out=json_out, **settings
+            path,
+            tasks,
+            settings,
+            jobs=n_concurrent or AUDIT_JOBS,
+            ray_address=ray_address,
+            db=db,
+            json_out=json_out,
+            force=force,
+            trials_dir=trials_dir,
         )
     task = tasks[0]
     try:
-        report = asyncio.run(avalidate_task(task, n_concurrent=n_concurrent or TRIALS_AT_ONCE, **settings))
+        report = asyncio.run(
+            avalidate_task(
+                task, settings, force=force, trials_dir=trials_dir, n_concurrent=n_concurrent or TRIALS_AT_ONCE
+            )
+        )
     except Exception as exc:  # noqa: BLE001 - the backend, the infrastructure or a bug, not a verdict on the task
         fail_with(exc, task=task, env=env, json_out=json_out)
     if json_out:
@@ -251,7 +237,17 @@ def _harden(tasks: list[Path], out: Path, *, json_out: bool) -> list[Path]:
     return [o.validated for o in outcomes]
 
 
-def _audit(path: Path, tasks: list[Path], *, jobs: int, ray_address: str | None, db: str, json_out: bool, **kw) -> None:
+def _audit(
+    path: Path,
+    tasks: list[Path],
+    settings: ValidationSettings,
+    *,
+    jobs: int,
+    ray_address: str | None,
+    db: str,
+    json_out: bool,
+    **run: Any,
+) -> None:
     """Audit a dataset (see :mod:`autoenv.validate.audit`); exits 0 if every task is valid, else 1."""
     from autoenv.store.db import Store
     from autoenv.validate.audit import aaudit
@@ -274,16 +270,17 @@ def _audit(path: Path, tasks: list[Path], *, jobs: int, ray_address: str | None,
             audit = asyncio.run(
                 aaudit(
                     tasks,
+                    settings,
                     dataset=path,
                     jobs=jobs,
                     ray_address=ray_address,
                     on_done=done,
                     n_concurrent=AUDIT_TRIALS,
-                    **kw,
+                    **run,
                 )
             )
     except Exception as exc:  # noqa: BLE001 - a fault that is not one task's: the sandbox, the backend, a bug
-        fail_with(exc, task=path, env=kw.get("env"), json_out=json_out)
+        fail_with(exc, task=path, env=settings.env, json_out=json_out)
     finally:
         store.close()
     if json_out:

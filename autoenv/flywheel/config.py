@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, computed_field, model_validator
 
+from autoenv.shared.settings import ValidationSettings
 from autoenv.vocab import SCRIPTED_SOLVER, Baseline, Method, ProposerNetwork, ProposerPolicy, ReportTo, ServeKind
 
 #: Options a resumed run may change: how fast it runs and how far, never what it measures.
@@ -116,10 +117,20 @@ class FlywheelConfig(BaseModel):
         "OUT/RUN/train/v0 before the first step; the trl trainer trains it and --serve serves it.",
     )
     env: str = Field(default="local", description="Sandbox backend for every trial.")
+    validation: ValidationSettings = Field(
+        default_factory=ValidationSettings,
+        description="How proposed tasks are validated (repeats, threshold, strict, ...), handed whole to the "
+        "proposer's judge; its backend is env.",
+    )
     ray: str | None = Field(default=None, description="Ray address for rollouts (or 'local').")
     n_concurrent: int = Field(default=2, ge=1, description="Trials at once on this machine.")
     out_dir: Path = Field(default=Path("runs") / "flywheel", description="Where tasks, trials and training batches go.")
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_backend(self) -> FlywheelConfig:
+        self.validation = self.validation.on(self.env)  # every trial of the run runs on env
+        return self
 
     @property
     def baseline(self) -> Baseline:

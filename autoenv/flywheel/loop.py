@@ -320,6 +320,7 @@ class Flywheel:
             network=self.config.proposer_network_mode(),
             proposer_table=self.proposer_table(policy_version),
             env=self.config.env,
+            validation=self.config.validation,
             solver=self.solver_text(policy_version),
             rollouts=self.config.calibration_rollouts,
             accept_undetermined=self.config.accept_undetermined,

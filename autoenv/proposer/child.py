@@ -193,7 +193,8 @@ class ChildServer:
         from autoenv.taskfmt.check import Level
         from autoenv.validate.validation import avalidate_task
 
-        report = await avalidate_task(task, env=self.job.options.env, trials_dir=Path(self.job.trials_dir) / "validate")
+        options = self.job.options  # the judge's validation settings: its verdict on the same content is this one
+        report = await avalidate_task(task, options.validation, trials_dir=Path(self.job.trials_dir) / "validate")
         call.verdict = "valid" if report.valid else "invalid: " + ", ".join(c.name for c in report.failed)
         head = (
             f"VALID: all checks passed (tasks/{task.name})"
@@ -213,15 +214,11 @@ class ChildServer:
 
     async def _solve(self, task: Path, k: int, call: ChildCall) -> tuple[str, bool]:
         from autoenv.validate.calibration import acalibrate
+        from autoenv.validate.judge import JudgeSettings
 
-        report = await acalibrate(
-            task,
-            solver=self.job.options.solver_spec,
-            rollouts=k,
-            env=self.job.options.env,
-            seed=self.job.options.seed,
-            trials_dir=Path(self.job.trials_dir) / "calibrate",
-        )
+        o = self.job.options  # calibrated as the judge calibrates, with k rollouts
+        settings = JudgeSettings(validation=o.validation, solver=o.solver_spec, rollouts=k, seed=o.seed).calibration()
+        report = await acalibrate(task, settings, trials_dir=Path(self.job.trials_dir) / "calibrate")
         call.verdict = report.verdict
         rate = "n/a" if report.pass_rate is None else f"{report.pass_rate:.2f}"
         lines = [

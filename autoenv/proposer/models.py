@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from autoenv.shared.seed import SeedCase  # noqa: F401 - its home is autoenv.shared.seed; the stages name it here
+from autoenv.shared.settings import ValidationSettings
 from autoenv.vocab import SCRIPTED_SOLVER, Method, ProposerNetwork, ProposerPolicy, shared_solver
 
 ActionKind = Literal["Read", "Build", "Write", "Test", "Finish"]
@@ -100,6 +101,10 @@ class ProposeOptions(BaseModel):
     proposer_table: Path | None = Field(
         default=None, description="A learned policy table the scripted proposer draws its choices from."
     )
+    validation: ValidationSettings = Field(
+        default_factory=ValidationSettings,
+        description="How the proposed tasks are validated (repeats, threshold, strict, ...; on the backend of env).",
+    )
     level: str | None = Field(
         default=None,
         description="Scripted proposer: pin the difficulty level (N or max; default: climb from the family's "
@@ -112,6 +117,11 @@ class ProposeOptions(BaseModel):
         if level is not None and level != "max" and not (level.isdigit() and int(level) >= 1):
             raise ValueError(f"--level {level!r}: give a level number (1, 2, ...) or max")
         return level
+
+    @model_validator(mode="after")
+    def _one_backend(self) -> ProposeOptions:
+        self.validation = self.validation.on(self.env)  # every trial of an attempt runs on env
+        return self
 
     @model_validator(mode="after")
     def _model_for_openai(self) -> ProposeOptions:

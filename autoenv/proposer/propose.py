@@ -83,7 +83,7 @@ async def propose_async(
     out_dir.mkdir(parents=True, exist_ok=True)
     trials_dir = ws.root / ".trials"
     settings = JudgeSettings(
-        env=env,
+        validation=o.validation,
         solver=solver,
         rollouts=rollouts,
         seed=seed,

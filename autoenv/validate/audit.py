@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from autoenv.errors import Fault, explain
+from autoenv.shared.settings import ValidationSettings
 from autoenv.taskfmt.check import Level
 from autoenv.validate.validation import ValidationReport, avalidate_task
 from autoenv.validate.verdict import Undetermined, two_valued
@@ -131,19 +132,22 @@ def _task_fault(task: Path, exc: BaseException) -> AuditEntry | None:
 
 async def aaudit(
     tasks: list[Path],
+    settings: ValidationSettings | None = None,
     *,
     dataset: Path | str,
     jobs: int = 2,
     ray_address: str | None = None,
     on_done: Callable[[AuditEntry, ValidationReport | None], None] | None = None,
-    **validate_kwargs: Any,
+    **run: Any,
 ) -> AuditReport:
-    """Validate ``tasks`` (``jobs`` at once, or on Ray at ``ray_address``) and sum the verdicts up.
+    """Validate ``tasks`` under ``settings`` (``jobs`` at once, or on Ray at ``ray_address``) and sum the verdicts up.
 
-    ``validate_kwargs`` go to :func:`avalidate_task` for every task (env, repeats, force, trials_dir, ...).
-    ``on_done`` hears of each task as it finishes (progress, printing). Raises the first fault that is not a
-    task's own (sandbox, machine, backend, bug): the audit stops there, the verdicts so far stay recorded.
+    ``run`` is how each validation runs (:func:`avalidate_task`'s keyword arguments: force, trials_dir,
+    n_concurrent, ...). ``on_done`` hears of each task as it finishes (progress, printing). Raises the first fault
+    that is not a task's own (sandbox, machine, backend, bug): the audit stops there, the verdicts so far stay
+    recorded.
     """
+    settings = settings or ValidationSettings()
     started_at, started = datetime.now(UTC), time.monotonic()
     entries: dict[Path, AuditEntry] = {}
     validate = _ray_validate(ray_address) if ray_address else avalidate_task
@@ -152,7 +156,7 @@ async def aaudit(
     async def one(task: Path) -> None:
         async with gate:
             try:
-                report = await validate(task, **validate_kwargs)
+                report = await validate(task, settings, **run)
             except Exception as exc:  # noqa: BLE001 - sorted below: a task's fault is an entry, the rest stops
                 entry = _task_fault(task, exc)
                 if entry is None:
@@ -172,7 +176,7 @@ async def aaudit(
             p.cancel()
     return AuditReport(
         dataset=str(dataset),
-        env=str(validate_kwargs.get("env", "local")),
+        env=settings.env,
         started_at=started_at,
         duration_sec=round(time.monotonic() - started, 3),
         entries=[entries[t] for t in tasks],
@@ -186,15 +190,15 @@ def _ray_validate(address: str) -> Callable[..., Any]:
     ray = ray_init(address)
 
     @ray.remote(num_cpus=1)
-    def remote(task: str, kwargs: dict[str, Any]) -> str:
+    def remote(task: str, settings: str, run: dict[str, Any]) -> str:
         from autoenv.trials.runner import quiet_harbor_logs
         from autoenv.validate.validation import validate_task
 
         quiet_harbor_logs()
-        return validate_task(task, **kwargs).model_dump_json()
+        return validate_task(task, ValidationSettings.model_validate_json(settings), **run).model_dump_json()
 
-    async def run(task: Path, **kwargs: Any) -> ValidationReport:
-        ref = remote.remote(str(task), kwargs)
+    async def run(task: Path, settings: ValidationSettings, **kwargs: Any) -> ValidationReport:
+        ref = remote.remote(str(task), settings.model_dump_json(), kwargs)
         return ValidationReport.model_validate_json(await asyncio.to_thread(ray.get, ref))
 
     return run

@@ -80,6 +80,8 @@ def parse_band(text: str | None) -> tuple[float, float] | None:
 
 
 class CalibrationSettings(BaseModel):
+    """What decides a calibration: the solver, K, the band and what counts as a pass (part of the record's key)."""
+
     solver: str
     rollouts: int = Field(ge=1)
     band: tuple[float, float] | None = None
@@ -174,25 +176,21 @@ def cached_calibration(task_dir: Path | str, settings: CalibrationSettings | Non
 
 async def acalibrate(
     path: Path | str,
+    settings: CalibrationSettings,
     *,
-    solver: str,
-    rollouts: int,
-    band: tuple[float, float] | None = None,
-    threshold: float = 1.0,
-    env: str = "local",
-    seed: int = 0,
     n_concurrent: int = 2,
     force: bool = False,
     record: bool = True,
     trials_dir: Path | str | None = None,
     on_done: Any = None,
 ) -> CalibrationReport:
-    """Run ``rollouts`` solver trials on one task and judge the pass rate against ``band``."""
+    """Run ``settings.rollouts`` solver trials on one task and judge the pass rate against ``settings.band``.
+
+    The keyword arguments say how this one run goes, never what it decides (see :func:`avalidate_task`)."""
     task_dir = Path(path).resolve()
     if not (task_dir / "task.toml").is_file():
         raise FileNotFoundError(f"{task_dir}: not a task folder (no task.toml)")
-    spec = SolverSpec.parse(solver)
-    settings = CalibrationSettings(solver=solver, rollouts=rollouts, band=band, threshold=threshold, env=env, seed=seed)
+    spec = SolverSpec.parse(settings.solver)
     content_hash = cache.task_content_hash(task_dir)
     hit = (
         None if force else cache.cached_report(task_dir, "calibration", settings.key(), CalibrationReport, content_hash)
@@ -200,16 +198,16 @@ async def acalibrate(
     if hit is not None:
         return hit
     started_at, started = datetime.now(UTC), time.monotonic()
-    base_seed = spec.kwargs.get("seed", seed)
+    base_seed = spec.kwargs.get("seed", settings.seed)
     jobs = []
-    for i in range(rollouts):
+    for i in range(settings.rollouts):
         kwargs = dict(spec.kwargs)
         if spec.seeded:
             kwargs["seed"] = base_seed + i if isinstance(base_seed, int) else f"{base_seed}+{i}"
         jobs.append((task_dir, spec.agent, kwargs))
     trials_root = Path(trials_dir or default_trials_dir()).resolve() / f"{task_dir.name}-{content_hash[:8]}"
     outcomes: list[TrialOutcome] = await arun_many(
-        jobs, n_concurrent=n_concurrent, on_done=on_done, env=env, trials_dir=trials_root
+        jobs, n_concurrent=n_concurrent, on_done=on_done, env=settings.env, trials_dir=trials_root
     )
     stop_on_machine_fault(outcomes)
 
@@ -217,10 +215,10 @@ async def acalibrate(
     # a rollout in which the solver did not try is no evidence of difficulty: left out of the rate
     skipped = [(o, why) for o in counted if (why := non_attempt(o)) is not None]
     counted = [o for o in counted if all(o is not s for s, _ in skipped)]
-    passes = sum(1 for o in counted if o.reward is not None and o.reward >= threshold)
+    passes = sum(1 for o in counted if o.reward is not None and o.reward >= settings.threshold)
     n = len(counted)
     low, high = wilson_interval(passes, n)
-    accepted, verdict = judge(passes, n, band)
+    accepted, verdict = judge(passes, n, settings.band)
     inconclusive = n == 0 and bool(skipped)
     if inconclusive:
         verdict = (
@@ -266,6 +264,6 @@ async def acalibrate(
     return report
 
 
-def calibrate(path: Path | str, **kwargs: Any) -> CalibrationReport:
-    """Blocking wrapper around :func:`acalibrate`."""
-    return asyncio.run(acalibrate(path, **kwargs))
+def calibrate(path: Path | str, settings: CalibrationSettings, **run: Any) -> CalibrationReport:
+    """Blocking wrapper around :func:`acalibrate` (``run``: its keyword arguments)."""
+    return asyncio.run(acalibrate(path, settings, **run))

@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoenv.validate.calibration import CalibrationReport, acalibrate
+from autoenv.shared.settings import ValidationSettings
+from autoenv.validate.calibration import CalibrationReport, CalibrationSettings, acalibrate
 from autoenv.validate.reward import proposer_reward
 from autoenv.validate.validation import ValidationReport, avalidate_task
 from autoenv.vocab import SCRIPTED_SOLVER
@@ -82,11 +83,12 @@ class Judgement:
 
 
 class JudgeSettings(BaseModel):
-    """How a proposed task is judged: where its trials run, which solver calibrates it, what is accepted."""
+    """How a proposed task is judged: the validation's settings (whole; their backend runs every trial), which
+    solver calibrates it, what is accepted."""
 
     model_config = ConfigDict(frozen=True)
 
-    env: str = "local"
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)
     solver: str = SCRIPTED_SOLVER
     rollouts: int = Field(default=4, ge=1, description="calibration rollouts of the solver")
     seed: int = 0
@@ -94,6 +96,17 @@ class JudgeSettings(BaseModel):
     calibrate: bool = True
     n_concurrent: int = Field(default=2, ge=1)
     accept_undetermined: bool = Field(default=False, description="train on undetermined tasks too")
+
+    @property
+    def env(self) -> str:
+        return self.validation.env
+
+    def calibration(self) -> CalibrationSettings:
+        """Calibration's settings: this solver and K on the validation's backend, a pass as validation counts one."""
+        v = self.validation
+        return CalibrationSettings(
+            solver=self.solver, rollouts=self.rollouts, threshold=v.threshold, env=v.env, seed=self.seed
+        )
 
 
 async def judge_task(
@@ -108,7 +121,7 @@ async def judge_task(
     task_dir = Path(task_dir).resolve()
     root = Path(s.trials_dir) if s.trials_dir else None
     validation = await avalidate_task(
-        task_dir, env=s.env, trials_dir=root / "validate" if root else None, n_concurrent=s.n_concurrent
+        task_dir, s.validation, trials_dir=root / "validate" if root else None, n_concurrent=s.n_concurrent
     )
     if on_validated is not None:
         on_validated(validation)
@@ -116,10 +129,7 @@ async def judge_task(
     if validation.trainable(s.accept_undetermined) and s.calibrate:
         calibration = await acalibrate(
             task_dir,
-            solver=s.solver,
-            rollouts=s.rollouts,
-            env=s.env,
-            seed=s.seed,
+            s.calibration(),
             trials_dir=root / "calibrate" if root else None,
             n_concurrent=s.n_concurrent,
             on_done=on_rollout,

@@ -23,6 +23,7 @@ from harbor.models.task.task import Task
 from pydantic import BaseModel, Field, model_validator
 
 from autoenv.errors import BackendUnsupported
+from autoenv.shared.settings import ValidationSettings
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials import runner
 from autoenv.validate import cache, checks
@@ -41,42 +42,21 @@ def autoenv_version() -> str:
         return "0"
 
 
-class ValidationSettings(BaseModel):
-    """Everything besides the task's content that can change a verdict (part of the cache key)."""
+def record_key(settings: ValidationSettings) -> str:
+    """The key a report is recorded under: the settings and the version of the checks' code (a record made by other
+    checks is not reused)."""
+    s = settings
+    agent = f";oracle_agent={s.oracle_agent}x{s.oracle_attempts}" if s.oracle_agent else ""
+    return (
+        f"env={s.env};repeats={s.repeats};threshold={s.threshold:g};margin={s.timeout_margin:g};"
+        f"oracle={int(s.oracle)};strict={int(s.strict)};all={int(s.all_checks)};"
+        f"checks={checks.CHECKS_VERSION}{agent}"
+    )
 
-    env: str = "local"
-    repeats: int = Field(default=2, ge=1, description="oracle runs; all must pass with the same verdict")
-    threshold: float = Field(default=1.0, description="reward that counts as a pass (below 1 for graded rewards)")
-    timeout_margin: float = Field(
-        default=0.5, gt=0, le=1, description="share of a time limit the oracle/verifier may use"
-    )
-    oracle: bool = Field(
-        default=True, description="run the reference solution; False validates a task (dataset) without one"
-    )
-    strict: bool = Field(
-        default=False, description="warnings (style, unpinned versions, unknown fields) make a task invalid too"
-    )
-    all_checks: bool = Field(
-        default=False,
-        description="run every check even after one failed (default: stop once the cheap checks find an error)",
-    )
-    oracle_agent: str | None = Field(
-        default=None,
-        description="without a reference solution: an agent spec whose passing attempt shows the task solvable",
-    )
-    oracle_attempts: int = Field(default=3, ge=1, description="attempts of oracle_agent")
 
-    def key(self) -> str:
-        agent = f";oracle_agent={self.oracle_agent}x{self.oracle_attempts}" if self.oracle_agent else ""
-        return (
-            f"env={self.env};repeats={self.repeats};threshold={self.threshold:g};margin={self.timeout_margin:g};"
-            f"oracle={int(self.oracle)};strict={int(self.strict)};all={int(self.all_checks)};"
-            f"checks={checks.CHECKS_VERSION}{agent}"
-        )
-
-    def may_not_run(self) -> frozenset[str]:
-        """Checks whose "not run" does not make a task invalid under these settings."""
-        return checks.MAY_NOT_RUN | (frozenset() if self.oracle else checks.NEED_ORACLE)
+def may_not_run(settings: ValidationSettings) -> frozenset[str]:
+    """Checks whose "not run" does not make a task invalid under these settings."""
+    return checks.MAY_NOT_RUN | (frozenset() if settings.oracle else checks.NEED_ORACLE)
 
 
 class ValidationReport(BaseModel):
@@ -151,7 +131,7 @@ class ValidationReport(BaseModel):
                 else "the failures below may be this machine's, not the task's"
             )
             sections.insert(0, f"Undetermined ({why}):\n" + "\n".join(f"- {u}" for u in self.undetermined))
-        blocked = [c.name for c in not_run if c.name not in self.settings.may_not_run()]
+        blocked = [c.name for c in not_run if c.name not in may_not_run(self.settings)]
         if blocked:
             sections.append(f"Not checked yet (blocked by the failures above): {', '.join(blocked)}.")
         state = "undetermined here" if self.verdict is Verdict.UNDETERMINED else "not valid"
@@ -177,7 +157,7 @@ def _finish(
         if settings.strict and check in results:
             results[check] = checks.warnings_count(results[check])
     ordered = [results.get(n) or skipped(n, "an earlier check failed") for n in CHECK_ORDER]
-    lenient = decide(ordered, settings.may_not_run())
+    lenient = decide(ordered, may_not_run(settings))
     verdict = Verdict.INVALID if settings.strict and lenient is Verdict.UNDETERMINED else lenient
     report = ValidationReport(
         task=str(task_dir),
@@ -193,13 +173,15 @@ def _finish(
         duration_sec=round(time.monotonic() - started, 3),
     )
     if record:
-        cache.save_record(task_dir, "validation", settings.key(), report)
+        cache.save_record(task_dir, "validation", record_key(settings), report)
     return report
 
 
 def cached_validation(task_dir: Path | str, settings: ValidationSettings | None = None) -> ValidationReport | None:
     """The recorded report for this exact task content (and settings, if given), or None."""
-    return cache.cached_report(task_dir, "validation", None if settings is None else settings.key(), ValidationReport)
+    return cache.cached_report(
+        task_dir, "validation", None if settings is None else record_key(settings), ValidationReport
+    )
 
 
 def _trials_at_once() -> int:
@@ -220,44 +202,30 @@ TRIALS_AT_ONCE = _trials_at_once()
 
 async def avalidate_task(
     path: Path | str,
+    settings: ValidationSettings | None = None,
     *,
-    env: str = "local",
-    repeats: int = 2,
-    threshold: float = 1.0,
-    timeout_margin: float = 0.5,
     force: bool = False,
     record: bool = True,
     trials_dir: Path | str | None = None,
     n_concurrent: int = TRIALS_AT_ONCE,
-    oracle: bool = True,
-    strict: bool = False,
-    all_checks: bool = False,
-    oracle_agent: str | None = None,
-    oracle_attempts: int = 3,
 ) -> ValidationReport:
-    """Run the checks on one task (or return the recorded verdict for the same content).
+    """Run the checks on one task under ``settings`` (default: :class:`ValidationSettings`'s defaults), or return
+    the recorded verdict for the same content and settings.
 
     The checks run cheapest first and stop at the first stage that finds an error (structure; the build; the
     reference solution, determinism and doing nothing; then the adversary, the partial solution and the leak scan
-    for expected values): a rejected task costs what its rejection costs. ``all_checks`` runs every check anyway
-    (a full report, e.g. to compare with a reviewer's labels). ``oracle=False`` validates without the reference
-    solution (datasets that ship none): the checks that need it are reported as not run and do not make the task
-    invalid; the task is at best "undetermined". ``oracle_agent`` (a solver spec): without a reference solution,
-    ``oracle_attempts`` attempts by that agent; one passing shows the task solvable. ``strict``: warnings and
-    undetermined verdicts count as invalid.
+    for expected values): a rejected task costs what its rejection costs. ``settings.all_checks`` runs every check
+    anyway (a full report, e.g. to compare with a reviewer's labels). ``settings.oracle=False`` validates without
+    the reference solution (datasets that ship none): the checks that need it are reported as not run and do not
+    make the task invalid; the task is at best "undetermined". ``settings.oracle_agent`` (a solver spec): without a
+    reference solution, ``oracle_attempts`` attempts by that agent; one passing shows the task solvable.
+    ``settings.strict``: warnings and undetermined verdicts count as invalid. The keyword arguments say how this
+    one run goes, never what it decides: ``force`` ignores a recorded verdict, ``record`` keeps this one,
+    ``trials_dir`` holds the trials, ``n_concurrent`` of which run at once.
     """
     task_dir = Path(path).resolve()
-    settings = ValidationSettings(
-        env=env,
-        repeats=repeats,
-        threshold=threshold,
-        timeout_margin=timeout_margin,
-        oracle=oracle,
-        strict=strict,
-        all_checks=all_checks,
-        oracle_agent=oracle_agent,
-        oracle_attempts=oracle_attempts,
-    )
+    settings = settings or ValidationSettings()
+    env, oracle, strict, all_checks = settings.env, settings.oracle, settings.strict, settings.all_checks
     started_at, started = datetime.now(UTC), time.monotonic()
 
     def finish(name: str, content_hash: str, results: dict[str, CheckResult], keep: bool = record) -> ValidationReport:
@@ -272,13 +240,13 @@ async def avalidate_task(
         )
     content_hash = cache.task_content_hash(task_dir)
     if not force:
-        hit = cache.cached_report(task_dir, "validation", settings.key(), ValidationReport, content_hash)
+        hit = cache.cached_report(task_dir, "validation", record_key(settings), ValidationReport, content_hash)
         if hit is not None:
             return hit
         if strict:
             # --strict changes only how the static findings count: judge the recorded trials again
             lenient = settings.model_copy(update={"strict": False})
-            base = cache.load_record(task_dir, "validation", lenient.key(), content_hash, ValidationReport)
+            base = cache.load_record(task_dir, "validation", record_key(lenient), content_hash, ValidationReport)
             if base is not None:
                 results = {c.name: c for c in base.checks}
                 results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=True)
@@ -390,6 +358,6 @@ async def _run_trials(ctx: Context, needs: frozenset[Trial]) -> None:
             setattr(outcomes, t, next(done))
 
 
-def validate_task(path: Path | str, **kwargs: Any) -> ValidationReport:
-    """Blocking wrapper around :func:`avalidate_task` for scripts and the CLI."""
-    return asyncio.run(avalidate_task(path, **kwargs))
+def validate_task(path: Path | str, settings: ValidationSettings | None = None, **run: Any) -> ValidationReport:
+    """Blocking wrapper around :func:`avalidate_task` for scripts (``run``: its keyword arguments)."""
+    return asyncio.run(avalidate_task(path, settings, **run))

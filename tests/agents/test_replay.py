@@ -85,7 +85,7 @@ def test_an_attempt_that_does_not_replay_is_not_made_the_reference(make_task, tm
     failure is said, and the checks that rerun a solution stay "not run" instead of failing the task."""
     from chat_server import MODEL, completion
 
-    from autoenv.validate.validation import validate_task
+    from autoenv.validate.validation import ValidationSettings, validate_task
 
     test_sh = (
         '#!/bin/bash\nmkdir -p /logs/verifier\nif [ "$(cat /app/out.txt 2>/dev/null)" = "agent" ]; then echo 1; '
@@ -101,7 +101,9 @@ def test_an_attempt_that_does_not_replay_is_not_made_the_reference(make_task, tm
         ]
     )
     spec = f"terminal:policy=openai,model={MODEL},base_url={server.url},retry_base_sec=0.01"
-    report = validate_task(task, trials_dir=tmp_path / "trials", oracle=False, oracle_agent=spec, oracle_attempts=1)
+    report = validate_task(
+        task, ValidationSettings(oracle=False, oracle_agent=spec, oracle_attempts=1), trials_dir=tmp_path / "trials"
+    )
     oracle = report.check("oracle")
     assert oracle.passed is True and "solved it in attempt 1 of 1" in oracle.summary, oracle.summary
     reference = oracle.evidence["reference"]

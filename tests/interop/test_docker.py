@@ -20,7 +20,7 @@ import pytest
 
 from autoenv.sandbox.backends import DOCKER_IMPORT_PATH
 from autoenv.trials.runner import arun_many, run_trial
-from autoenv.validate.validation import avalidate_task
+from autoenv.validate.validation import ValidationSettings, avalidate_task
 from tests.conftest import EXAMPLE_TASKS, bundled_tasks, docker_problem, write_task
 
 BIN = Path(sys.executable).parent
@@ -58,7 +58,9 @@ def test_validate_on_docker(tmp_path):
     copies = [Path(shutil.copytree(s, tmp_path / s.name, ignore=shutil.ignore_patterns(".autoenv"))) for s in sources]
 
     async def both():  # Docker trials mostly wait on compose: the validations at once, two trials each
-        return await asyncio.gather(*(avalidate_task(c, env="docker", trials_dir=tmp_path / "trials") for c in copies))
+        return await asyncio.gather(
+            *(avalidate_task(c, ValidationSettings(env="docker"), trials_dir=tmp_path / "trials") for c in copies)
+        )
 
     median, leaky = asyncio.run(both())
     assert median.valid, median.feedback()

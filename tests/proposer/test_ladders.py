@@ -20,7 +20,7 @@ from autoenv.proposer.propose import propose
 from autoenv.proposer.scripted import ScriptedProposer, pinned_level
 from autoenv.proposer.workspace import Workspace
 from autoenv.taskfmt.check import check_task
-from autoenv.validate.calibration import calibrate
+from autoenv.validate.calibration import CalibrationSettings, calibrate
 from autoenv.validate.validation import validate_task
 
 LADDERED = [name for name, family in FAMILIES.items() if family.ladder]
@@ -133,7 +133,9 @@ def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, 
     status = {check.name: check.status for check in report.checks}
     assert all(status[name] == "pass" for name in ("oracle", "nop", "partial", "tamper")), status
     solved = calibrate(
-        task, solver="terminal:policy=scripted,success_rate=1.0", rollouts=1, trials_dir=tmp_path / "solve"
+        task,
+        CalibrationSettings(solver="terminal:policy=scripted,success_rate=1.0", rollouts=1),
+        trials_dir=tmp_path / "solve",
     )
     assert solved.passes == 1, solved.verdict
 

@@ -17,7 +17,7 @@ import pytest
 
 from autoenv.validate.cache import record_path
 from autoenv.validate.checks import CHECK_ORDER
-from autoenv.validate.validation import validate_task
+from autoenv.validate.validation import ValidationSettings, validate_task
 from tests.conftest import bundled_tasks, needs_namespaces
 
 HERE = Path(__file__).parent
@@ -84,7 +84,7 @@ def test_flawed_task_is_rejected_for_its_flaw(name, tmp_path):
     if name == "nondeterministic-test":
         # a coin-flip verifier: 8 oracle runs agree by chance with probability 2^-7; three tries
         for _ in range(3):
-            report = validate_task(task, trials_dir=tmp_path / "trials", repeats=8, force=True)
+            report = validate_task(task, ValidationSettings(repeats=8), trials_dir=tmp_path / "trials", force=True)
             if check in {c.name for c in report.failed}:
                 break
     failed = {c.name for c in report.failed}

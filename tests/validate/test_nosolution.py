@@ -20,7 +20,7 @@ import pytest
 
 from autoenv.families.registry import FAMILIES
 from autoenv.proposer.models import SeedCase
-from autoenv.validate.validation import avalidate_task, validate_task
+from autoenv.validate.validation import ValidationSettings, avalidate_task, validate_task
 from tests.conftest import bundled_tasks, needs_namespaces
 
 HERE = Path(__file__).parent / "reviewed"
@@ -50,7 +50,11 @@ def test_no_solution_corpus_agreement(tmp_path):
             async with gate:
                 task = shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("solution", ".autoenv"))
                 return name, await avalidate_task(
-                    task, trials_dir=tmp_path / "trials", oracle=False, all_checks=True, record=False, n_concurrent=2
+                    task,
+                    ValidationSettings(oracle=False, all_checks=True),
+                    trials_dir=tmp_path / "trials",
+                    record=False,
+                    n_concurrent=2,
                 )
 
         return dict(await asyncio.gather(*(one(n, p) for n, p in tasks.items())))
@@ -89,7 +93,9 @@ def test_an_agent_that_solves_a_task_without_solution_makes_it_valid(tmp_path):
     task = FAMILIES["csv-stat"].generate(case, random.Random(5)).write(tmp_path / "tasks")
     shutil.rmtree(task / "solution")
     solver = "terminal:policy=scripted,success_rate=1"
-    report = validate_task(task, trials_dir=tmp_path / "trials", oracle=False, oracle_agent=solver, oracle_attempts=2)
+    report = validate_task(
+        task, ValidationSettings(oracle=False, oracle_agent=solver, oracle_attempts=2), trials_dir=tmp_path / "trials"
+    )
     assert report.verdict == "valid", report.feedback()
     assert "solved it in attempt 1 of 2" in report.check("oracle").summary
     # its passing attempt, replayed as a script, is the reference the checks that rerun a solution use
@@ -101,6 +107,8 @@ def test_an_agent_that_solves_a_task_without_solution_makes_it_valid(tmp_path):
         assert report.check(name).passed is True, report.check(name).summary
     assert not (task / "solution").exists()  # the task itself is left as it was
     gives_up = "terminal:policy=scripted,success_rate=0"
-    report = validate_task(task, trials_dir=tmp_path / "trials", oracle=False, oracle_agent=gives_up, oracle_attempts=2)
+    report = validate_task(
+        task, ValidationSettings(oracle=False, oracle_agent=gives_up, oracle_attempts=2), trials_dir=tmp_path / "trials"
+    )
     assert report.verdict == "undetermined", report.feedback()
     assert [u.reason for u in report.undetermined] == [f"unsolved in 2 tries by {gives_up}; no flaw found"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autoenv.taskfmt.check import Level
-from autoenv.validate.validation import validate_task
+from autoenv.validate.validation import ValidationSettings, validate_task
 from tests.conftest import needs_namespaces
 
 HERE = Path(__file__).parent / "reviewed"
@@ -39,7 +39,9 @@ def test_validator_agrees_with_the_reviewer(name, tmp_path):
     task = Path(shutil.copytree(HERE / name, tmp_path / name))
     # every check runs (the reviewer names every check a task fails, not the first stage's)
     report = validate_task(
-        task, trials_dir=tmp_path / "trials", oracle=not label.get("no_oracle", False), all_checks=True
+        task,
+        ValidationSettings(oracle=not label.get("no_oracle", False), all_checks=True),
+        trials_dir=tmp_path / "trials",
     )
     failed = sorted(c.name for c in report.failed)
     table = "\n".join(f"{c.name}: {c.status}: {c.summary}" for c in report.checks)
@@ -57,7 +59,9 @@ def test_validator_agrees_with_the_reviewer(name, tmp_path):
         assert bool(report.findings(level)) == label.get(key, False), f"{name}: {level}s {report.findings(level)}"
     if "strict_verdict" in label:
         strict = validate_task(
-            task, trials_dir=tmp_path / "strict", oracle=not label.get("no_oracle", False), strict=True, all_checks=True
+            task,
+            ValidationSettings(oracle=not label.get("no_oracle", False), strict=True, all_checks=True),
+            trials_dir=tmp_path / "strict",
         )
         assert strict.valid == (label["strict_verdict"] == "valid"), strict.feedback()
         assert [c.name for c in strict.failed] == ["structure"], strict.feedback()
@@ -74,7 +78,7 @@ def test_a_task_without_solution_is_invalid_unless_validated_without_oracle(tmp_
     assert "--no-oracle" in report.feedback()
     # by default validation stops there; with --all every check that needs no solution still runs
     assert {c.status for c in report.checks if c.name != "structure"} == {"skip"}
-    report = validate_task(task, trials_dir=tmp_path / "trials", all_checks=True)
+    report = validate_task(task, ValidationSettings(all_checks=True), trials_dir=tmp_path / "trials")
     assert [c.name for c in report.failed] == ["structure"], report.feedback()
     assert {c.name: c.status for c in report.checks if c.name in ("build", "nop", "leakage", "tamper")} == {
         "build": "pass",
@@ -86,9 +90,9 @@ def test_a_task_without_solution_is_invalid_unless_validated_without_oracle(tmp_
         "oracle not checked" in report.check(n).summary for n in ("oracle", "deterministic", "partial", "timeouts")
     )
     # with --no-oracle: no flaw found, solvability unknown ("undetermined", never "valid"); --strict: invalid
-    report = validate_task(task, trials_dir=tmp_path / "trials", oracle=False)
+    report = validate_task(task, ValidationSettings(oracle=False), trials_dir=tmp_path / "trials")
     assert report.verdict == "undetermined" and not report.valid, report.feedback()
     assert [u.kind for u in report.undetermined] == ["no-solution"]
     assert "solvability unknown" in report.feedback()
-    strict = validate_task(task, trials_dir=tmp_path / "trials", oracle=False, strict=True)
+    strict = validate_task(task, ValidationSettings(oracle=False, strict=True), trials_dir=tmp_path / "trials")
     assert strict.verdict == "invalid" and [u.kind for u in strict.undetermined] == ["no-solution"]

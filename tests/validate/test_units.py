@@ -27,7 +27,7 @@ from autoenv.validate.leakage import (
 from autoenv.validate.reward import ACCEPTED_REWARD, VALID_REWARD, proposer_reward
 from autoenv.validate.stats import mean_interval, wilson_interval
 from autoenv.validate.store_sync import store_hook
-from autoenv.validate.validation import ValidationReport, ValidationSettings
+from autoenv.validate.validation import ValidationReport, ValidationSettings, record_key
 
 HERE = Path(__file__).parent
 GOOD = HERE / "good" / "sum-numbers"
@@ -454,7 +454,7 @@ def test_the_checks_version_is_a_hash_of_the_code_that_decides_verdicts(tmp_path
 
     src = Path(shutil.copytree(Path(autoenv.__file__).parent, tmp_path / "autoenv"))
     assert checks.checks_version(src) == checks.CHECKS_VERSION
-    assert checks.CHECKS_VERSION in ValidationSettings().key()
+    assert checks.CHECKS_VERSION in record_key(ValidationSettings())
     for module in ("validate/checks/nop.py", "agents/adversary.py", "agents/partial.py", "validate/leakage/image.py"):
         path = src / module
         original = path.read_text()

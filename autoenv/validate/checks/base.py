@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from autoenv.sandbox.backend import Backend
 from autoenv.sandbox.backends import get_backend
+from autoenv.shared.settings import ValidationSettings
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.checks.evidence import (  # noqa: F401 - check modules written against base import them here
@@ -101,14 +102,14 @@ TRIAL_AGENTS: dict[Trial, str] = {
 class Context:
     """What a check may read about the task being validated (one per validation).
 
-    ``settings`` is the validation's :class:`autoenv.validate.validation.ValidationSettings`; ``results`` the
+    ``settings`` is the validation's :class:`autoenv.shared.settings.ValidationSettings`; ``results`` the
     verdicts so far (a later check may depend on an earlier one's); ``outcomes`` the trials run so far; ``run``
     runs more trials of the task (a list of ``(agent import path, kwargs)``) for a check that needs a diagnosis;
     ``memo`` holds what several checks compute once (the image scan).
     """
 
     task_dir: Path
-    settings: Any
+    settings: ValidationSettings
     task: Task
     run_oracle: bool
     offline: bool
