@@ -339,6 +339,7 @@ def _print_calibration(report: CalibrationReport, r_p: float | None) -> None:
 
 
 def calibrate(
+    ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="A Harbor task folder.")],
     solver: Annotated[
         str,
@@ -367,7 +368,7 @@ def calibrate(
     from autoenv.spec import SolverSpec
     from autoenv.taskfmt.check import is_task_dir
     from autoenv.trials import runner
-    from autoenv.validate.calibration import acalibrate, parse_band
+    from autoenv.validate.calibration import CalibrationSettings, acalibrate, parse_band
     from autoenv.validate.reward import proposer_reward
     from autoenv.validate.validation import cached_validation
 
@@ -378,6 +379,7 @@ def calibrate(
         band_range = parse_band(band)
     except ValueError as exc:
         fail(str(exc))
+    settings = CalibrationSettings.model_validate(ctx.params | {"band": band_range})  # the options named as its fields
     _check_env(env)
     runner.quiet_harbor_logs()
     with progress_bar("[bold]rollouts", "last", transient=True) as progress:
@@ -389,21 +391,10 @@ def calibrate(
             )
 
         try:
-            report = asyncio.run(
-                acalibrate(
-                    path,
-                    solver=solver,
-                    rollouts=rollouts,
-                    band=band_range,
-                    threshold=threshold,
-                    env=env,
-                    seed=seed,
-                    n_concurrent=n_concurrent,
-                    force=force,
-                    trials_dir=trials_dir,
-                    on_done=done,
-                )
+            calibration = acalibrate(
+                path, settings, n_concurrent=n_concurrent, force=force, trials_dir=trials_dir, on_done=done
             )
+            report = asyncio.run(calibration)
         except Exception as exc:  # noqa: BLE001 - the CLI boundary: said for a user by fail_with
             fail_with(exc, task=path, env=env, json_out=json_out)
     validation = cached_validation(path)

@@ -25,6 +25,11 @@ class ValidationSettings(BaseModel):
     oracle: bool = Field(
         default=True, description="Run the reference solution; False validates a task (dataset) without one."
     )
+    oracle_agent: str | None = Field(
+        default=None,
+        description="Without a reference solution: an agent spec whose passing attempt shows the task solvable.",
+    )
+    oracle_attempts: int = Field(default=3, ge=1, description="Attempts of --oracle-agent (k).")
     strict: bool = Field(
         default=False,
         description="Warnings (lint style, unpinned versions, unknown fields, tests reading agent-editable inputs) "
@@ -35,11 +40,6 @@ class ValidationSettings(BaseModel):
         description="Run every check even after one failed (by default validation stops once the cheaper checks "
         "find an error: structure, build, then the reference solution and doing nothing, then the rest).",
     )
-    oracle_agent: str | None = Field(
-        default=None,
-        description="Without a reference solution: an agent spec whose passing attempt shows the task solvable.",
-    )
-    oracle_attempts: int = Field(default=3, ge=1, description="Attempts of --oracle-agent (k).")
 
     def on(self, env: str) -> ValidationSettings:
         """These settings for the trials of backend ``env`` (a stage that has one backend for every trial)."""

@@ -52,18 +52,16 @@ class AuditEntry(BaseModel):
 
     @classmethod
     def of(cls, report: ValidationReport) -> AuditEntry:
+        """The report's line: what the two share as it is, the checks' findings counted."""
+        shared = {
+            name: getattr(report, name) for name in cls.model_fields.keys() & ValidationReport.model_fields.keys()
+        }
         return cls(
-            task=report.task,
-            task_name=report.task_name,
-            valid=report.valid,
-            verdict=report.verdict,
-            undetermined=report.undetermined,
+            **shared,
             failed=[c.name for c in report.failed],
             errors=[f"{c.name}: {c.summary}" for c in report.failed],
             warnings=len(report.findings(Level.WARNING)),
             notes=len(report.findings(Level.NOTE)),
-            duration_sec=report.duration_sec,
-            cached=report.cached,
         )
 
 

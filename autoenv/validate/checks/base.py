@@ -168,3 +168,12 @@ class Check:
     async def early(self, ctx: Context) -> CheckResult | None:
         """What to report when validation stopped before this check's stage (None: "an earlier check failed")."""
         return None
+
+
+class OracleRunsCheck(Check):
+    """A check that judges the reference solution's runs (``outcomes.oracle``, one per repeat): judged with doing
+    nothing, "not run" without a reference solution."""
+
+    stage = FIRST
+    needs_oracle = True
+    trials = frozenset({"oracle"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes
+from autoenv.validate.checks.base import CheckResult, Context, OracleRunsCheck, Outcomes
 from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
 
 
@@ -34,12 +34,8 @@ def check_deterministic(outcomes: list[TrialOutcome]) -> CheckResult:
     )
 
 
-class DeterministicCheck(Check):
+class DeterministicCheck(OracleRunsCheck):
     name = "deterministic"
-    stage = FIRST
-    needs_oracle = True
-
-    trials = frozenset({"oracle"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         return check_deterministic(outcomes.oracle)

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 
 from harbor.models.task.config import VerifierEnvironmentMode
 
-from autoenv.taskfmt.check import Level, Problem
+from autoenv.taskfmt.check import Level
 from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.reads import in_image, test_reads, unreadable_image
 
@@ -23,6 +23,15 @@ from autoenv.validate.checks.reads import in_image, test_reads, unreadable_image
 DATA_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".txt", ".log", ".xml", ".yaml", ".yml", ".db", ".sqlite", ".dat"}
 #: A test file that checks a checksum of what it reads trusts no edited input.
 _CHECKSUM = re.compile(r"\b(hashlib|sha\d+sum|md5sum|sha\d+|md5|checksum)\b", re.I)
+#: What a test that trusts an input the agent can edit risks, and what to do.
+EDITED = (
+    "the tests read the input {path}, and the verifier gets the agent's copy of it: an agent that edits it (empties "
+    "it) changes what the tests expect"
+)
+EDITED_ADVICE = (
+    "keep a copy of the input in tests/ and compute the expected values from it, or check the input's checksum "
+    "before trusting it"
+)
 _EDIT_VERBS = re.compile(r"\b(fix|edit|repair|update|modify|change|correct|clean|rewrite|patch)\w*\b", re.I)
 
 
@@ -74,18 +83,7 @@ class InputsCheck(Check):
             if deliverable(instruction, path) or not agent_copy_graded(ctx, path) or checksummed(ctx, read.file):
                 continue
             editable.append(path)
-            findings.append(
-                Problem(
-                    path=str(ctx.task_dir / read.file),
-                    line=read.line,
-                    rule="autoenv-editable-input",
-                    level=Level.WARNING,
-                    message=f"the tests read the input {path}, and the verifier gets the agent's copy of it: an agent "
-                    "that edits it (empties it) changes what the tests expect",
-                    advice="keep a copy of the input in tests/ and compute the expected values from it, or check the "
-                    "input's checksum before trusting it",
-                )
-            )
+            findings.append(read.problem(ctx.task_dir, Level.WARNING, "autoenv-editable-input", EDITED, EDITED_ADVICE))
         return CheckResult(
             name=self.name,
             passed=True,

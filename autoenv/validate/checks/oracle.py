@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes
+from autoenv.validate.checks.base import CheckResult, Context, OracleRunsCheck, Outcomes
 from autoenv.validate.checks.evidence import describe, network_advice, network_failure, outputs_block, trial_evidence
 
 #: How a shell, env or Python says a program (or module) is not there; group 1 is its name.
@@ -100,12 +100,8 @@ def check_oracle(outcomes: list[TrialOutcome], *, threshold: float = 1.0, offlin
     )
 
 
-class OracleCheck(Check):
+class OracleCheck(OracleRunsCheck):
     name = "oracle"
-    stage = FIRST
-    needs_oracle = True
-
-    trials = frozenset({"oracle"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         result = check_oracle(outcomes.oracle, threshold=ctx.threshold, offline=ctx.offline)

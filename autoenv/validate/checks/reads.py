@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from autoenv.taskfmt.check import Level, Problem
 from autoenv.validate.checks.base import Context
 
 #: Calls whose first argument is a file they read.
@@ -38,6 +39,13 @@ class Read:
     path: str
     file: str  # relative to the task folder
     line: int
+
+    def problem(self, task_dir: Path, level: Level, rule: str, message: str, advice: str) -> Problem:
+        """A finding at this read (its test file and line); ``{path}`` in ``message`` is the path read."""
+        where = str(task_dir / self.file)
+        return Problem(
+            path=where, line=self.line, rule=rule, level=level, message=message.format(path=self.path), advice=advice
+        )
 
 
 def _exempt(path: str) -> bool:

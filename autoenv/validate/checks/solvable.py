@@ -12,9 +12,19 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from autoenv.taskfmt.check import Level, Problem
+from autoenv.taskfmt.check import Level
 from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.reads import Read, in_image, test_reads, unreadable_image
+
+#: What a read of a file nobody creates means, and what to do.
+MISSING = (
+    "the tests read {path}, which the image does not have and the instruction does not name as an output: no correct "
+    "solution can create what the tests expect"
+)
+MISSING_ADVICE = (
+    "put the file where the tests read it (check the Dockerfile's COPY destination), or name it in instruction.md as "
+    "an output the agent must write"
+)
 
 
 def _mentions(instruction: str, text: str) -> bool:
@@ -64,17 +74,7 @@ class SolvableCheck(Check):
                 evidence=evidence,
             )
         findings = [
-            Problem(
-                path=str(ctx.task_dir / r.file),
-                line=r.line,
-                rule="autoenv-read-missing",
-                level=Level.ERROR,
-                message=f"the tests read {r.path}, which the image does not have and the instruction does not name as "
-                "an output: no correct solution can create what the tests expect",
-                advice="put the file where the tests read it (check the Dockerfile's COPY destination), or name it in "
-                "instruction.md as an output the agent must write",
-            )
-            for r in missing
+            r.problem(ctx.task_dir, Level.ERROR, "autoenv-read-missing", MISSING, MISSING_ADVICE) for r in missing
         ]
         return CheckResult(
             name=self.name,

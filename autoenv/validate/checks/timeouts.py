@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autoenv.trials.runner import TrialOutcome
-from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes
+from autoenv.validate.checks.base import CheckResult, Context, OracleRunsCheck, Outcomes
 from autoenv.validate.checks.evidence import first_line, phase_seconds
 
 
@@ -74,12 +74,8 @@ def check_timeouts(
     return CheckResult(name="timeouts", passed=True, summary=summary, evidence=evidence)
 
 
-class TimeoutsCheck(Check):
+class TimeoutsCheck(OracleRunsCheck):
     name = "timeouts"
-    stage = FIRST
-    needs_oracle = True
-
-    trials = frozenset({"oracle"})
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         cfg = ctx.task.config
