@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from autoenv.shared.settings import ValidationSettings
 from autoenv.store.db import Store
+from autoenv.validate.validation import cached_validation
 from tests.conftest import REPO, needs_namespaces
 from tests.tracking import tensorboard_scalars
 
@@ -92,6 +94,25 @@ def _count(db: Path, table: str) -> int:
             return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     except sqlite3.Error:
         return 0
+
+
+def test_validation_options_of_the_flywheel_reach_every_proposed_task(tmp_path):
+    """--repeats and --strict are validation's settings: the run records them in its config and the proposer's
+    judge validates every proposed task under them (its recorded report says so, the oracle ran 3 times)."""
+    db, out = tmp_path / "fw.db", tmp_path / "fw"
+    cmd = flywheel_cmd(db, out, 1, "--repeats", "3", "--strict", "--proposals-per-step", "1")
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    store = Store(db)
+    stored = store.run_configs()["main"]["validation"]
+    assert stored == ValidationSettings(repeats=3, strict=True).model_dump(mode="json")
+    proposed = [store.task(a["task_hash"]) for a in store.attempts("main") if a["task_hash"]]
+    assert proposed, run.stderr[-3000:]
+    for task in proposed:
+        report = cached_validation(task["path"])
+        assert report is not None and (report.settings.repeats, report.settings.strict) == (3, True), task["path"]
+        oracle = report.check("oracle")
+        assert oracle.passed is None or "/3 runs" in oracle.summary, oracle.summary
 
 
 def test_killed_mid_step_resumes_without_lost_or_duplicated_rows(tmp_path):

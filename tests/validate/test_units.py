@@ -539,3 +539,21 @@ def test_logs_caches_and_node_modules_are_read_unless_they_are_the_base_images(t
         os.utime(r / "var" / "log" / "boot.log", ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     found = sorted(f.where for f in scan_expected_values(root, GOOD, secrets, base=base))
     assert found == ["/app/node_modules/x/index.js:1", "/root/.cache/tool/last.json:1", "/var/log/job.log:1"]
+
+
+def test_validation_settings_travel_whole_and_follow_the_stage_backend():
+    """The flywheel's config nests validation's settings; the proposer and the judge get the same object, on the
+    stage's one backend, and calibration counts a pass as validation does."""
+    from autoenv.flywheel.config import FlywheelConfig
+    from autoenv.proposer.models import ProposeOptions
+    from autoenv.validate.judge import JudgeSettings
+
+    config = FlywheelConfig(env="docker", validation=ValidationSettings(repeats=3, threshold=0.5, strict=True))
+    assert config.validation == ValidationSettings(env="docker", repeats=3, threshold=0.5, strict=True)
+    options = ProposeOptions(env=config.env, validation=config.validation)
+    judge = JudgeSettings(validation=options.validation, solver="oracle", rollouts=2)
+    assert judge.validation is config.validation and judge.env == "docker"
+    assert (judge.calibration().threshold, judge.calibration().env, judge.calibration().rollouts) == (0.5, "docker", 2)
+    assert ProposeOptions(env="modal").validation.env == "modal"
+    # part of the record's key: a verdict reached under other settings is not reused
+    assert record_key(config.validation) != record_key(ValidationSettings(env="docker"))
