@@ -225,42 +225,37 @@ async def avalidate_task(
     """
     task_dir = Path(path).resolve()
     settings = settings or ValidationSettings()
-    env, oracle, strict, all_checks = settings.env, settings.oracle, settings.strict, settings.all_checks
+    env = settings.env
     started_at, started = datetime.now(UTC), time.monotonic()
 
     def finish(name: str, content_hash: str, results: dict[str, CheckResult], keep: bool = record) -> ValidationReport:
         return _finish(task_dir, name, content_hash, settings, results, started_at, started, record=keep)
 
     if not task_dir.is_dir():
-        return finish(
-            task_dir.name,
-            "",
-            {"structure": checks.check_structure(task_dir, env=env, oracle=oracle, strict=strict)},
-            False,
-        )
+        return finish(task_dir.name, "", {"structure": checks.check_structure(task_dir, settings)}, False)
     content_hash = cache.task_content_hash(task_dir)
     if not force:
         hit = cache.cached_report(task_dir, "validation", record_key(settings), ValidationReport, content_hash)
         if hit is not None:
             return hit
-        if strict:
+        if settings.strict:
             # --strict changes only how the static findings count: judge the recorded trials again
             lenient = settings.model_copy(update={"strict": False})
             base = cache.load_record(task_dir, "validation", record_key(lenient), content_hash, ValidationReport)
             if base is not None:
                 results = {c.name: c for c in base.checks}
-                results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=True)
+                results["structure"] = checks.check_structure(task_dir, settings)
                 return finish(base.task_name, content_hash, results)
 
     # the structure check first: a failing lint does not hide the behavioural checks, which run on every task
     # that Harbor can load and that has a verifier script to run
     results: dict[str, CheckResult] = {}
-    results["structure"] = checks.check_structure(task_dir, env=env, oracle=oracle, strict=strict)
+    results["structure"] = checks.check_structure(task_dir, settings)
     try:
         task = Task(task_dir)
     except Exception:  # noqa: BLE001 - the structure check has said why
         return finish(task_dir.name, content_hash, results)
-    if not results["structure"].passed and not all_checks:
+    if not results["structure"].passed and not settings.all_checks:
         return finish(task.name, content_hash, results)
     if not task.paths.test_path.is_file() or task.config.steps:
         has_tests = task.paths.test_path.is_file()
@@ -286,7 +281,7 @@ async def avalidate_task(
         task_dir=task_dir,
         settings=settings,
         task=task,
-        run_oracle=oracle and task.paths.solve_path.is_file(),
+        run_oracle=settings.oracle and task.paths.solve_path.is_file(),
         offline=task.config.environment.network_mode == NetworkMode.NO_NETWORK,
         results=results,
         run=run,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from autoenv.shared.settings import ValidationSettings
 from autoenv.taskfmt.check import Level, Problem, check_task, errors
 from autoenv.validate.checks.base import STATIC, Check, CheckResult, Context, Outcomes
 
@@ -14,11 +15,12 @@ def _count(problems: list[Problem]) -> str:
     return ", ".join(counts)
 
 
-def check_structure(task_dir: Path, *, env: str = "local", oracle: bool = True, strict: bool = False) -> CheckResult:
-    """Harbor's lint and autoenv's static checks; only errors (and warnings when ``strict``) fail it."""
+def check_structure(task_dir: Path, settings: ValidationSettings) -> CheckResult:
+    """Harbor's lint and autoenv's static checks; only errors (and warnings when ``settings.strict``) fail it."""
     started = time.monotonic()
-    problems = check_task(task_dir, env=env, oracle=oracle)
+    problems = check_task(task_dir, env=settings.env, oracle=settings.oracle)
     seconds = round(time.monotonic() - started, 3)
+    strict = settings.strict
     failing = errors(problems, strict=strict)
     evidence = {"problems": [p.model_dump(mode="json") for p in problems]}
     if not failing:
@@ -43,8 +45,7 @@ class StructureCheck(Check):
     stage = STATIC
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
-        s = ctx.settings
-        return check_structure(ctx.task_dir, env=s.env, oracle=s.oracle, strict=s.strict)
+        return check_structure(ctx.task_dir, ctx.settings)
 
 
 CHECK = StructureCheck()
