@@ -25,6 +25,8 @@ from autoenv.validate.validation import validate_task
 
 LADDERED = [name for name, family in FAMILIES.items() if family.ladder]
 EVERY_LEVEL = [(name, level) for name in LADDERED for level in FAMILIES[name].levels]
+#: the same, each family's levels a unit of work of their own for the test command's workers (tests/conftest.py)
+EVERY_LEVEL_SPREAD = [pytest.param(*pair, marks=pytest.mark.xdist_group(f"ladder-{pair[0]}")) for pair in EVERY_LEVEL]
 
 
 def case_for(family: str) -> SeedCase:
@@ -124,7 +126,7 @@ def test_families_command_lists_levels_and_axes():
 
 @pytest.mark.slow
 @needs_sandbox
-@pytest.mark.parametrize(("family", "level"), EVERY_LEVEL)
+@pytest.mark.parametrize(("family", "level"), EVERY_LEVEL_SPREAD)
 def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, tmp_path):
     draft = FAMILIES[family].draft(case_for(family), random.Random(100 + level), level=level)
     task = draft.write(tmp_path / "tasks")
