@@ -46,6 +46,8 @@ class AttemptRecord(BaseModel):
     episode_path: str | None = Field(
         default=None, description="The episode as the policy saw it (ProposerEpisode JSON): the training sample."
     )
+    parent_name: str | None = Field(default=None, description="--method evolve: the task this one is a variant of.")
+    parent_hash: str | None = Field(default=None, description="--method evolve: the parent task's content hash.")
 
     @property
     def accepted(self) -> bool:
@@ -70,7 +72,9 @@ class ProposeOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    method: Method = Field(default=Method.FEEDBACK, description="prompt, feedback or agentic.")
+    method: Method = Field(
+        default=Method.FEEDBACK, description="prompt, feedback, agentic, or evolve (a harder variant of --from)."
+    )
     policy: ProposerPolicy = Field(
         default=ProposerPolicy.SCRIPTED, description="scripted (offline templates) or openai (a served model)."
     )
@@ -106,6 +110,16 @@ class ProposeOptions(BaseModel):
         "default, a level up after 'too easy', down after 'too hard').",
     )
 
+    parent: Path | None = Field(
+        default=None,
+        description="--method evolve: the task folder to make harder (an accepted task calibration called too easy, "
+        "or any task).",
+    )
+    compose: Path | None = Field(
+        default=None,
+        description="--method evolve with --policy openai: a second accepted task to compose with --from into one.",
+    )
+
     @field_validator("level")
     @classmethod
     def _level_is_n_or_max(cls, level: str | None) -> str | None:
@@ -117,6 +131,19 @@ class ProposeOptions(BaseModel):
     def _model_for_openai(self) -> ProposeOptions:
         if self.policy == ProposerPolicy.OPENAI and not self.model:
             raise ValueError("--policy openai needs --model (and usually --base-url)")
+        return self
+
+    @model_validator(mode="after")
+    def _parent_for_evolve(self) -> ProposeOptions:
+        if self.method == Method.EVOLVE and self.parent is None:
+            raise ValueError("--method evolve needs --from TASK_DIR (the task to write a harder variant of)")
+        if self.method != Method.EVOLVE and (self.parent is not None or self.compose is not None):
+            raise ValueError("--from and --with go with --method evolve")
+        if self.compose is not None and self.policy != ProposerPolicy.OPENAI:
+            raise ValueError(
+                "--with: composing two tasks into one needs a model proposer (--policy openai --model M); "
+                "the scripted proposer only climbs a family's ladder"
+            )
         return self
 
     @property
