@@ -203,3 +203,16 @@ def test_a_model_writes_the_harder_variant_of_a_task_with_no_ladder(tmp_path):
     assert record.accepted and record.method == "evolve", record.reason
     assert (record.parent_name, record.parent_hash) == (parent.name, task_hash(parent))
     assert Path(record.task_dir).name == f"{parent.name}-harder-a0"
+
+
+def test_the_report_names_an_evolved_tasks_parent(tmp_path):
+    from autoenv.report.build import build_report
+
+    db = tmp_path / "store.db"
+    store = Store(db)
+    for name, parent in (("log-parse-x", None), ("log-parse-x-l2", "log-parse-x")):
+        row = dict(hash=name, name=name, path=str(tmp_path / name), method="evolve" if parent else "feedback")
+        store.upsert_task(**row, valid=True, calibrated=True, pass_rate=0.5, parent_name=parent)
+    store.close()
+    page = build_report(db, tmp_path / "report").read_text()
+    assert "<th>parent</th>" in page and "<td>log-parse-x</td>" in page
