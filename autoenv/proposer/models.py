@@ -139,6 +139,8 @@ class ProposeOptions(BaseModel):
             raise ValueError("--method evolve needs --from TASK_DIR (the task to write a harder variant of)")
         if self.method != Method.EVOLVE and (self.parent is not None or self.compose is not None):
             raise ValueError("--from and --with go with --method evolve")
+        if self.method == Method.EVOLVE and self.level is not None:
+            raise ValueError("--method evolve climbs one level from the --from task's own; drop --level")
         if self.compose is not None and self.policy != ProposerPolicy.OPENAI:
             raise ValueError(
                 "--with: composing two tasks into one needs a model proposer (--policy openai --model M); "

@@ -87,6 +87,7 @@ def test_top_level_unladdered_and_bad_inputs_are_refused_clearly(tmp_path):
         ([], ["--method evolve needs --from TASK_DIR"]),
         (["--from", str(top), "--with", str(plain)], ["--with", "--policy openai"]),
         (["--from", str(top), "--seed-case", "x.yaml"], ["drop --seed-case"]),
+        (["--from", str(plain), "--level", "2"], ["drop --level"]),
     ):
         result = evolve_cli(*args, "--out", out)
         shown = " ".join(result.output.split())
@@ -132,6 +133,7 @@ def one_of_two(instruction: str) -> str:
     return f"terminal:policy=scripted,success_rate={(draws[0] + draws[1]) / 2:.6f}"
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_evolve_a_bundled_seed_cases_task_through_the_cli(tmp_path):
     """The scripted proposer's task from a bundled seed case, evolved: valid, a level up, accepted, parent stored."""
@@ -165,6 +167,7 @@ def test_evolve_a_bundled_seed_cases_task_through_the_cli(tmp_path):
     store.close()
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_model_writes_the_harder_variant_of_a_task_with_no_ladder(tmp_path):
     """A primer-tm task (one level): the model gets its files and the evolve brief through a real loopback server;
