@@ -247,7 +247,10 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None, evolution: Evo
     family = proposer.family(case)
     draft = proposer.draft(case, attempt)
     decisions = list(proposer.last_decisions)
-    instruction = evolution.brief(ws, draft.name) if evolution is not None else brief(case, ws, draft.name)
+    if evolution is not None:
+        instruction = evolution.brief(ws, draft.name, rollouts=a.options.rollouts, max_rounds=max_rounds)
+    else:
+        instruction = brief(case, ws, draft.name)
     chat = ScriptedEpisode(instruction, draft.name)
     log.add("Build", f"template {family.name}: generated data, target and expected results ({draft.summary()[:300]})")
     task_dir = write_draft(draft, ws.tasks)
