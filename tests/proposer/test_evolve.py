@@ -219,3 +219,13 @@ def test_the_report_names_an_evolved_tasks_parent(tmp_path):
     store.close()
     page = build_report(db, tmp_path / "report").read_text()
     assert "<th>parent</th>" in page and "<td>log-parse-x</td>" in page
+
+
+def test_the_flywheel_refuses_evolve_it_proposes_from_seed_cases(tmp_path):
+    from autoenv.flywheel.config import FlywheelConfig
+
+    with pytest.raises(ValueError, match="--method evolve is `autoenv propose --from TASK`"):
+        FlywheelConfig(method="evolve")
+    result = runner.invoke(app, ["flywheel", "--method", "evolve", "--db", str(tmp_path / "f.db")])
+    assert result.exit_code == 1 and "proposes from seed cases" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "f.db").exists()
