@@ -35,6 +35,8 @@ from autoenv.proposer.models import ProposeOptions, SeedCase
 from autoenv.proposer.scripted import ScriptedProposer, record_draw
 from autoenv.proposer.workspace import Workspace
 from autoenv.taskfmt.hashing import task_hash
+from autoenv.validate.cache import latest_record
+from autoenv.validate.calibration import CalibrationReport
 from autoenv.vocab import ProposerPolicy
 
 #: How much of a parent's files the model's brief quotes (text files only; the rest are listed by name).
@@ -79,6 +81,14 @@ class Parent:
             draw=meta.get("draw") if isinstance(meta.get("draw"), str) else None,
             seed_case=meta.get("seed_case") if isinstance(meta.get("seed_case"), str) else None,
         )
+
+    def calibration(self) -> str:
+        """What calibration last said of this very content (its ``.autoenv`` record), in words for the brief."""
+        report = latest_record(self.path, "calibration", self.hash, CalibrationReport)
+        if report is None:
+            return "no calibration of it is recorded"
+        turns = f", {report.mean_turns:.0f} turns on average" if report.mean_turns is not None else ""
+        return f"its last calibration ({report.settings.solver}): {report.verdict}{turns}"
 
     def case(self) -> SeedCase:
         """The seed case the variant is written for: the parent's own (by id; a higher level draws nothing from its
@@ -216,8 +226,8 @@ class Evolution:
         spec = (workspace.root / "FORMAT.md").read_text() if (workspace.root / "FORMAT.md").is_file() else ""
         sections = [
             f"""\
-You design training tasks (Harbor format) for a terminal agent. The task below ({parent.name}, {where}) is too
-easy for the current solver: calibration saw it pass every rollout. Write a harder variant of it: one level up on
+You design training tasks (Harbor format) for a terminal agent. The task below ({parent.name}, {where}) is to
+be made harder for the current solver ({parent.calibration()}). Write a harder variant of it: one level up on
 one named axis, {compose}. Say in one line of your reply which axis you raised.
 
 The axes of difficulty (make the environment harder, not the instruction longer):

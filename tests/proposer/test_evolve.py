@@ -122,15 +122,19 @@ def test_the_model_brief_quotes_both_tasks_and_names_the_axes(tmp_path):
     evolution = Evolution.plan(options)
     text = evolution.brief(Workspace(tmp_path / "ws").init(), evolution.model_name(0), rollouts=4, max_rounds=3)
     assert "Write a harder variant" in text and "`hidden_cases`" in text and "level 1 of family log-parse" in text
+    assert "no calibration of it is recorded" in text
     assert (parent / "instruction.md").read_text().strip() in text
     assert (other / "instruction.md").read_text().strip() in text and "compose it with the second task" in text
     assert evolution.model_name(0) == f"{parent.name}-harder-a0"
 
 
+SOLVER_PREFIX = "terminal:policy=scripted,success_rate="
+
+
 def one_of_two(instruction: str) -> str:
     """A scripted solver spec that attempts this task in exactly one of two rollouts (seeds 0 and 1): accepted."""
     draws = sorted(ScriptedPolicy(seed=i).decide(instruction)["draw"] for i in (0, 1))
-    return f"terminal:policy=scripted,success_rate={(draws[0] + draws[1]) / 2:.6f}"
+    return f"{SOLVER_PREFIX}{(draws[0] + draws[1]) / 2:.6f}"
 
 
 @pytest.mark.slow
@@ -151,6 +155,8 @@ def test_evolve_a_bundled_seed_cases_task_through_the_cli(tmp_path):
     assert json.loads(result.stdout)["records"][0]["parent_name"] == parent.name
     child = Path(summary.accepted_tasks[0])
     assert child.name == f"{parent.name}-l2" and task_hash(parent) == before, "the parent is left as it was"
+    brief = Evolution(Parent.read(child)).brief(Workspace(tmp_path / "ws").init(), "next")
+    assert f"its last calibration ({SOLVER_PREFIX}" in brief and "1/2 passed: reward varies" in brief, "for a model"
     metadata = Task(child).config.metadata  # Harbor's own loader
     assert metadata["level"] == meta(parent)["level"] + 1 == 2 and metadata["family"] == "log-parse"
     assert metadata["draw"] == meta(parent)["draw"] and metadata["seed_case"] == "log-parser-malformed"
