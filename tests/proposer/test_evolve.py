@@ -176,18 +176,20 @@ def test_evolve_a_bundled_seed_cases_task_through_the_cli(tmp_path):
 @pytest.mark.slow
 @needs_sandbox
 def test_a_model_writes_the_harder_variant_of_a_task_with_no_ladder(tmp_path):
-    """A primer-tm task (one level): the model gets its files and the evolve brief through a real loopback server;
-    what it writes is validated and calibrated for real, and the parent is recorded."""
+    """A primer-tm task (one level) composed with a log-parse task (``--with``): the model gets both tasks' files and
+    the evolve brief through a real loopback server; what it writes is validated and calibrated for real, and the
+    parent is recorded."""
     from test_loopback import SEED, mixed_primer_task, write_calls
 
     parent = drafted(seed_case("primer-tm-no-python"), tmp_path / "parents")
     files = mixed_primer_task()
-    quoted = json.dumps((parent / "instruction.md").read_text().strip())[1:-1]  # as the request's JSON has it
+    other = drafted(seed_case("log-parser-malformed"), tmp_path / "parents")
+    quoted = [json.dumps((t / "instruction.md").read_text().strip())[1:-1] for t in (parent, other)]  # as in JSON
     recording = [
         {
             "expect": {
                 "tools": True,
-                "contains": ["Write a harder variant", quoted],  # the parent's instruction, whole
+                "contains": ["Write a harder variant", "compose it with the second task", *quoted],
             },
             "response": completion(
                 1, content="Raised hidden_cases.", calls=write_calls(".", files) + [("finish", {"message": "done"})]
@@ -202,6 +204,7 @@ def test_a_model_writes_the_harder_variant_of_a_task_with_no_ladder(tmp_path):
             model=MODEL,
             base_url=server.url,
             parent=parent,
+            compose=other,
             out_dir=tmp_path / "out",
             workspace=tmp_path / "workspace",
             seed=SEED,
