@@ -138,11 +138,6 @@ def climbed_axes(family: Family, before: int | None, after: int) -> str:
     return ", ".join(rose) or "the same axes, further"
 
 
-def variant_name(parent: str, level: int) -> str:
-    """The variant's folder name: the parent's with the level it climbed to (``...-l3``, not ``...-l2-l3``)."""
-    return f"{re.sub(r'-l[0-9]+$', '', parent)}-l{level}"
-
-
 class EvolvingProposer(ScriptedProposer):
     """The scripted proposer, drafting from a parent task instead of a seed case: its draw, one level up.
 
@@ -171,7 +166,8 @@ class EvolvingProposer(ScriptedProposer):
         self._drawn_at = self._at
         draft = self.target.draft(case, random.Random(draw), level=self._at)
         record_draw(draft, draw)
-        draft.name = variant_name(self.parent.name, self._at)
+        if draft.name == self.parent.name:  # the family names each level apart; a renamed parent could still match
+            draft.name += "-evolved"
         draft.params["parent"] = self.parent.name
         return draft
 
