@@ -7,7 +7,8 @@ earlier attempts) carries over to the next seed case::
     skills/     editable generation skills (markdown) the proposer reads and may rewrite
     tools/      helper scripts it may run and improve (plain Python/shell: they also run
                 inside the agentic proposer's sandbox, where autoenv is not installed)
-    memory/     retained experience: attempts.jsonl (one line per attempt) and lessons.md
+    memory/     retained experience: attempts.jsonl (one line per attempt), lessons.md and solver/<task>.md
+                (per calibration rollout: the solver's reward, turns, commands and where it stopped)
     tasks/      every generated task, accepted or not (the verdict is kept next to it)
     FORMAT.md   the Harbor task format spec (fixed input, refreshed on every run)
     seed_case.yaml  the seed case of the current run (fixed input)
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.families.base import pytest_test_sh
+from autoenv.families.levels import AXES
 from autoenv.grading import AGENTCALL
 from autoenv.proposer.models import AttemptRecord, SeedCase
 
@@ -87,7 +89,7 @@ tests/test.sh:
 ```bash
 {TEST_SH}```
 
-Copy `tools/agentcall.py` into the task as `tests/agentcall.py`: the runner above starts pytest through it.
+{BROKER}
 Never import the agent's code into the tests (no `sys.path.insert(0, "/app")`, no `importlib`/`runpy`), and
 never start its programs with `subprocess`/`os.system`: a module that calls `os._exit(0)` at import, or rewrites
 pytest's reports, would decide the reward, and a program run as the tests' user reads the expected values.
@@ -127,7 +129,7 @@ want=$(awk -F, 'NR > 1 {{ s[$1] += $2 }} END {{ for (k in s) print k, s[k] }}' /
 [ "$got" = "$want" ] && echo 1 > /logs/verifier/reward.txt
 ```
 
-Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a separate sandbox):
+Rules the validator enforces ({VALIDATE}):
 
 - structure: Harbor can load the task; the solution and a verifier exist; the verifier writes a reward;
   no merge-conflict markers or credentials in any file; no downloads while grading (there is no network);
@@ -146,12 +148,38 @@ Each finding has a level: an error makes the task invalid; a warning (lint style
 unknown fields) is worth fixing but changes nothing; a note is a limit of how the task is run. The
 feedback lists errors first, each with the file (and line) and what to do.
 
-Then calibration (`autoenv-child solve tasks/<name>`) runs the current solver K times (K: the attempt's
-rollouts, stated in the brief; `-k K` asks for another number):
-a task is accepted when the solver passes sometimes and fails sometimes.
+Then calibration ({SOLVE}) runs the current solver K times (K: the attempt's rollouts, stated in the
+brief): a task is accepted when the solver passes sometimes and fails sometimes (at least one of the K
+rollouts passes and one fails).
 """
 #: the verifier runner every template family writes (one source: templates/base.py)
 FORMAT_MD = FORMAT_MD.replace("{TEST_SH}", pytest_test_sh())
+
+#: What the format spec says about the broker and the judging, by whether the method runs commands (agentic)
+#: or only writes files (prompt, feedback: the harness copies the broker in and judges each reply).
+_FORMAT_BY_METHOD = {
+    True: {
+        "BROKER": "Copy `tools/agentcall.py` into the task as `tests/agentcall.py`: the runner above starts pytest "
+        "through it.",
+        "VALIDATE": "`autoenv-child validate tasks/<name>` runs it in a separate sandbox",
+        "SOLVE": "`autoenv-child solve tasks/<name>`; `-k K` asks for another number",
+    },
+    False: {
+        "BROKER": "The harness copies the broker into the task as `tests/agentcall.py` whenever `tests/test.sh` names "
+        "it (do not write it yourself): the runner above starts pytest through it.",
+        "VALIDATE": "the harness runs it on the files of each reply, in separate sandboxes",
+        "SOLVE": "run by the harness on a valid task",
+    },
+}
+
+
+def format_md(*, runs: bool) -> str:
+    """The format spec for a method that runs commands (``runs``: agentic) or one that only writes files."""
+    text = FORMAT_MD
+    for key, value in _FORMAT_BY_METHOD[runs].items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
 
 SKILLS: dict[str, str] = {
     "writing-tasks.md": """\
@@ -165,8 +193,8 @@ SKILLS: dict[str, str] = {
    A solver must be able to pass from the instruction alone.
 4. Write `solution/solve.sh` as a real solution (it computes, it does not paste the answers).
 5. Protect inputs with a sha256 check in the tests, so editing the data is not a way out.
-6. Validate with `autoenv-child validate tasks/<name>`, then calibrate with
-   `autoenv-child solve tasks/<name>` (the brief says how many rollouts and validation rounds you have).
+6. Have it judged: validation, then calibration with the current solver (the brief says how, with how many
+   rollouts, and how many rounds of each kind you have).
 """,
     "writing-tests.md": """\
 # Writing tests that cannot be gamed
@@ -203,7 +231,10 @@ Feedback comes as sections `[check] message`. What each usually means:
 - `[timeouts]` raise `[agent].timeout_sec` / `[verifier].timeout_sec` or make the solution faster.
 
 Calibration: "too easy" (every rollout passed) or "too hard" (none did) means the task does not
-teach the current solver; write a new variant (different data, a harder or easier twist).
+teach the current solver; write a new variant (different data, a harder or easier twist). Each verdict
+lists, per rollout, the solver's reward, its turns, its commands and where it stopped (also kept in
+memory/solver/<task>.md): aim at what it did not do or got wrong, along one of the axes in
+difficulty-axes.md, rather than by making the instruction longer.
 "inconclusive" means the calibration solver did not try at all (it has no way to do tasks of this kind): it
 says nothing about difficulty, so do not make the task easier for it.
 """,
@@ -220,6 +251,43 @@ says nothing about difficulty, so do not make the task easier for it.
 - shell-script: a bash tool over directory trees, tested on fresh trees with awkward names.
 """,
 }
+
+#: One small example per difficulty axis (:data:`autoenv.families.levels.AXES`): what a task on that axis holds.
+AXIS_EXAMPLES: dict[str, str] = {
+    "less_told": 'the instruction says "summarise the access log into report.json like the sample"; the field '
+    "order, the timestamp format and the rule for malformed lines are in `/app/sample/report.json` and in the "
+    "comments of `/app/logfmt.conf`, not in the instruction.",
+    "hidden_cases": "the shipped `data.csv` has 40 clean rows; the tests run the solver's `stats.py` on unseen files "
+    "from the same generator with an empty group, a unicode group name, a tie for the top value and a row with a "
+    "missing field (ship them in `tests/`, never in the image).",
+    "composition": "`report.py` crashes with a KeyError that points at `config.py`, but the cause is a date parser "
+    "in `util.py` that drops the time zone; fixing it exposes a second bug in the aggregation; one file named "
+    "`legacy_fix.py` is a red herring that changes nothing.",
+    "scale": "the input is a 2-million-line log (generated in the Dockerfile from a seed, not shipped); the tests "
+    "give the solver's program 5 s and 256 MB, so a quadratic join or reading it all into a list fails.",
+    "friction": "`python3` in the image is a stub that prints a deprecation error, so the solver must use "
+    "`mawk` (not gawk: no `strftime`); or the package it needs is in `/opt/wheels` (an offline mirror) and pip's "
+    "config points at an index that does not resolve.",
+}
+
+
+def _axes_skill() -> str:
+    """The difficulty-axes skill, one section per axis of the families' ladders, from the axes themselves."""
+    parts = [
+        "# Making a task harder: the axes\n",
+        "A careful model passes a fully specified task however long its spec: difficulty comes from what the "
+        "environment holds, not from the length of the instruction. The bundled families climb along these axes "
+        "(a level is a set of them, recorded in task.toml's `[metadata]` as `level` and `level_axes`); combine "
+        'one or two when calibration says "too easy", and step back on one when it says "too hard". Keep '
+        "the task fair: everything the tests check must be findable by the solver, in the instruction or in "
+        "the environment.\n",
+    ]
+    for axis, meaning in AXES.items():
+        parts.append(f"## {axis}\n\n{meaning[:1].upper()}{meaning[1:]}.\n\nExample: {AXIS_EXAMPLES[axis]}\n")
+    return "\n".join(parts)
+
+
+SKILLS["difficulty-axes.md"] = _axes_skill()
 
 CHECK_TASK_PY = '''\
 #!/usr/bin/env python3
@@ -289,7 +357,7 @@ class Workspace:
         """Create the layout; write default skills/tools only where none exist (edits are kept)."""
         for name in LAYOUT:
             (self.root / name).mkdir(parents=True, exist_ok=True)
-        (self.root / "FORMAT.md").write_text(FORMAT_MD)
+        (self.root / "FORMAT.md").write_text(format_md(runs=True))
         for name, text in SKILLS.items():
             path = self.skills / name
             if not path.exists():
@@ -373,6 +441,14 @@ class Workspace:
                 out.append(entry)
         return out
 
+    def solver_runs(self, task_name: str, text: str) -> Path:
+        """Append what the solver did in one calibration of ``task_name`` to ``memory/solver/<task>.md``."""
+        path = self.memory / "solver" / f"{task_name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as fh:
+            fh.write(solver_entry(text))
+        return path
+
     def lessons(self) -> str:
         return self.lessons_file.read_text() if self.lessons_file.is_file() else ""
 
@@ -410,6 +486,11 @@ class Workspace:
     def files_for_sandbox(self) -> list[Path]:
         """Top-level entries to copy into the proposer's sandbox (everything but private bookkeeping)."""
         return [p for p in sorted(self.root.iterdir()) if not p.name.startswith(".")] if self.root.is_dir() else []
+
+
+def solver_entry(text: str) -> str:
+    """One calibration's record in ``memory/solver/<task>.md``: a dated heading and the report."""
+    return f"## {time.strftime('%Y-%m-%dT%H:%M:%S')}\n\n{text.strip()}\n\n"
 
 
 def copy_task(source: Path, dest_root: Path) -> Path:

@@ -1,0 +1,162 @@
+"""The brief matches the method, files keep their bytes, and the proposer is told what the solver did (issue 42).
+
+The feedback test is a whole attempt with a served model: a real HTTP server on loopback replays the model's
+replies to the real ``openai`` client, and everything else is real (the workspace, validation in sandboxes,
+calibration rollouts of the scripted solver, whose trajectories the proposer is told about).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from pathlib import Path
+
+from proposer_helpers import needs_sandbox  # isort: skip  (puts the agent tests' chat_server on the path)
+from chat_server import MODEL, ReplayServer, completion  # isort: skip
+from test_loopback import CASE, SEED, solver_passes  # isort: skip
+
+from autoenv.families.base import slug
+from autoenv.families.levels import AXES
+from autoenv.families.registry import FAMILIES
+from autoenv.grading import AGENTCALL
+from autoenv.proposer.actions import ActionLog
+from autoenv.proposer.llm import apply_files, brief
+from autoenv.proposer.models import ProposeOptions
+from autoenv.proposer.propose import propose
+from autoenv.proposer.workspace import Workspace
+from autoenv.proposer.written import AuthorPolicy
+from autoenv.shared.actions import action_from_tool_call
+from autoenv.vocab import SCRIPTED_SOLVER
+
+#: A generated log as a model writes it: CRLF lines, a NUL, non-ASCII text.
+CRLF_LOG = "GET /a 200\r\nGET /b\x00 500\r\nGrüße ✓\n"
+#: Bytes that are not UTF-8 (latin-1 and a stray continuation byte), sent as base64.
+LATIN1 = b"caf\xe9\r\n\x80\x00end"
+
+
+def primer_task(passes: int) -> dict[str, str]:
+    """A primer task (no Python) on which the scripted solver passes ``passes`` of the 4 calibration rollouts."""
+    for r in range(300):
+        draft = FAMILIES["primer-tm"].generate(CASE, random.Random(r))
+        if solver_passes(draft.files["instruction.md"], SEED) == passes:
+            return draft.files
+    raise AssertionError(f"no primer task with {passes}/4 passes")
+
+
+def test_each_method_gets_a_brief_of_what_its_tools_honour(tmp_path):
+    ws = Workspace(tmp_path / "ws").init()
+    feedback = brief(CASE, ws, "t", method="feedback", rollouts=5, max_rounds=3, repair_rounds=2)
+    agentic = brief(CASE, ws, "t", method="agentic", rollouts=5, max_rounds=3)
+    prompt = brief(CASE, ws, "t", method="prompt", rollouts=5)
+    for written in (feedback, prompt):  # nothing runs: no command to run, no broker to copy, no validate to call
+        assert "autoenv-child" not in written and "tools/" not in written and "`run`" not in written
+        assert "copied in for you" in written and "K = 5" in written and 'encoding: "base64"' in written
+    assert "2 repair rounds" in feedback and "3 difficulty rounds" in feedback
+    assert "does not cost a difficulty round" in feedback and "where it stopped" in feedback
+    assert "no round after it" in prompt
+    assert "autoenv-child validate tasks/t" in agentic and "Copy `tools/agentcall.py`" in agentic
+    assert "3 validation rounds" in agentic and "K = 5" in agentic
+    # a proposer's own skill that tells it to run a command is left out where nothing runs
+    (ws.skills / "mine.md").write_text("# Mine\n\n- keep data small\n- run `autoenv-child check\n  tasks/x` first\n")
+    again = brief(CASE, ws, "t", method="feedback")
+    assert "keep data small" in again and "tasks/x` first" not in again
+    # the written methods offer exactly the tools they honour, and say so in the system prompt
+    policy = AuthorPolicy(model=MODEL, base_url="http://127.0.0.1:9/v1")
+    assert [t["function"]["name"] for t in policy.tool_definitions] == ["write_file", "remove_file", "finish"]
+    assert "Nothing runs while you write" in policy.system_prompt()
+
+
+def test_the_skills_teach_every_axis_of_the_ladders_with_an_example(tmp_path):
+    ws = Workspace(tmp_path / "ws").init()
+    text = (ws.skills / "difficulty-axes.md").read_text()
+    for axis in AXES:
+        section = text.split(f"## {axis}\n", 1)[1].split("\n## ", 1)[0]
+        assert "Example: " in section, axis
+
+
+def test_write_file_keeps_bytes_and_the_broker_is_copied_in(tmp_path):
+    wire = json.dumps({"path": "environment/app/raw.log", "content": CRLF_LOG})  # as the API sends it
+    text_call = action_from_tool_call("write_file", wire)
+    bytes_call = action_from_tool_call(
+        "write_file",
+        {"path": "environment/app/latin1.txt", "content": base64.b64encode(LATIN1).decode(), "encoding": "base64"},
+    )
+    test_sh = "#!/bin/bash\npython3 /tests/agentcall.py -m pytest /tests\n"
+    files = {"environment/app/raw.log": text_call.data(), "environment/app/latin1.txt": bytes_call.data()}
+    apply_files(tmp_path, {**files, "tests/test.sh": test_sh.encode()}, [], ActionLog())
+    assert (tmp_path / "environment/app/raw.log").read_bytes() == CRLF_LOG.encode()
+    assert (tmp_path / "environment/app/latin1.txt").read_bytes() == LATIN1
+    assert (tmp_path / "tests/agentcall.py").read_text() == AGENTCALL
+
+
+def test_a_model_cannot_be_calibrated_with_fewer_than_four_rollouts():
+    try:
+        ProposeOptions(policy="openai", model=MODEL, rollouts=2)
+    except ValueError as exc:
+        assert "exactly 1/2" in str(exc)
+    else:
+        raise AssertionError("K=2 was accepted for a model-written task")
+
+
+def _calls(files: dict[str, str]) -> list[tuple[str, dict]]:
+    return [("write_file", {"path": rel, "content": text}) for rel, text in sorted(files.items())]
+
+
+@needs_sandbox
+def test_feedback_budgets_and_what_the_solver_did(dirs):
+    """Round 1: too easy (4/4). The model is told each rollout's reward, turns and commands, and the rounds left;
+    it writes a harder variant with a flaw (invalid), repairs it, and the repair costs no difficulty round:
+    with --max-rounds 2 the third draft is still judged, and accepted."""
+    easy, mixed = primer_task(4), primer_task(2)
+    docker = mixed["environment/Dockerfile"]
+    flawed = {**mixed, "environment/Dockerfile": docker.replace("COPY app/ /app/\n", "")}
+    raw = [("write_file", {"path": "environment/app/raw.log", "content": CRLF_LOG})]
+    raw.append(
+        (
+            "write_file",
+            {"path": "environment/app/latin1.txt", "content": base64.b64encode(LATIN1).decode(), "encoding": "base64"},
+        )
+    )
+    recording = [
+        {
+            "expect": {"tools": True, "contains": ["Seed case", "K = 4", "1 repair rounds", "2 difficulty rounds"]},
+            "response": completion(1, calls=_calls(easy) + raw + [("finish", {})]),
+        },
+        {
+            "expect": {
+                "contains": ["too easy", "rollout 1: reward 1.0", "turns", "did: ", "0 difficulty rounds", "1 repair"]
+            },
+            "response": completion(2, calls=_calls(flawed) + [("remove_file", {"path": "environment/app/latin1.txt"})]),
+        },
+        {
+            "expect": {"contains": ["[oracle]", "Rounds left: 0 repair rounds", "0 difficulty rounds"]},
+            "response": completion(3, calls=[("write_file", {"path": "environment/Dockerfile", "content": docker})]),
+        },
+    ]
+    with ReplayServer(recording) as server:
+        summary = propose(
+            CASE,
+            method="feedback",
+            policy="openai",
+            model=MODEL,
+            base_url=server.url,
+            out_dir=dirs["out"],
+            workspace=dirs["workspace"],
+            seed=SEED,
+            solver=SCRIPTED_SOLVER,
+            max_rounds=2,
+            repair_rounds=1,
+        )
+    assert server.problems == [] and server.served == 3, server.problems
+    first = server.chat_requests()[0]
+    assert [t["function"]["name"] for t in first["tools"]] == ["write_file", "remove_file", "finish"]
+    record = summary.records[0]
+    assert record.accepted and record.rounds == 3, record.reason
+    assert record.calibration and record.calibration.startswith("K=4: 2/4 passed"), record.calibration
+    task = Path(record.task_dir)
+    assert (task / "environment/app/raw.log").read_bytes() == CRLF_LOG.encode()
+    assert not (task / "environment/app/latin1.txt").exists(), "remove_file removed it"
+    name = f"{slug(CASE.id, 20)}-s{SEED}-a0"
+    solver_notes = (dirs["workspace"] / "memory" / "solver" / f"{name}.md").read_text()
+    assert solver_notes.count("rollout 4: reward") == 2 and "stopped: called finish" in solver_notes
