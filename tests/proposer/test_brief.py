@@ -8,6 +8,7 @@ calibration rollouts of the scripted solver, whose trajectories the proposer is 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -27,6 +28,8 @@ from autoenv.proposer.propose import propose
 from autoenv.proposer.workspace import Workspace
 from autoenv.proposer.written import AuthorPolicy
 from autoenv.shared.actions import action_from_tool_call
+from autoenv.validate.checks.datadiff import data_differences, first_difference
+from autoenv.validate.validation import validate_task
 from autoenv.vocab import SCRIPTED_SOLVER
 
 #: A generated log as a model writes it: CRLF lines, a NUL, non-ASCII text.
@@ -160,3 +163,60 @@ def test_feedback_budgets_and_what_the_solver_did(dirs):
     name = f"{slug(CASE.id, 20)}-s{SEED}-a0"
     solver_notes = (dirs["workspace"] / "memory" / "solver" / f"{name}.md").read_text()
     assert solver_notes.count("rollout 4: reward") == 2 and "stopped: called finish" in solver_notes
+
+
+def test_first_difference_names_the_offset_and_both_bytes():
+    assert first_difference(b"a\nb\n", b"a\r\nb\n") == (
+        "first difference at byte 1 (line 1): 0x0a b'\\n' vs expected 0x0d b'\\r'; sizes 4 vs 5 bytes"
+    )
+    assert first_difference(b"ab", b"ab") is None
+    assert "end of file" in first_difference(b"ab", b"abc")
+
+
+@needs_sandbox
+def test_an_oracle_failing_on_a_data_file_says_which_bytes_differ(tmp_path):
+    """The task's own test says only "records differs"; the validator adds the offset and the two bytes."""
+    task = tmp_path / "records-task"
+    files = {
+        "instruction.md": "Write /app/out.txt with the number of lines of /app/records.log.\n",
+        "task.toml": (
+            'schema_version = "1.4"\nartifacts = ["/app"]\n\n[metadata]\ncategory = "data"\n\n'
+            '[verifier]\ntimeout_sec = 60.0\nenvironment_mode = "separate"\n\n[agent]\ntimeout_sec = 120.0\n\n'
+            '[environment]\nbuild_timeout_sec = 300.0\ncpus = 1\nmemory_mb = 1024\nnetwork_mode = "no-network"\n'
+        ),
+        "environment/Dockerfile": "FROM debian:bookworm-slim\nWORKDIR /app\nCOPY app/ /app/\n",
+        "environment/app/records.log": "GET /a 200\nGET /b 500\n",  # the CRs were lost on the way
+        "tests/records.log": "GET /a 200\r\nGET /b 500\r\n",  # what the tests expect the input to be
+        "tests/test.sh": (
+            "#!/bin/bash\nmkdir -p /logs/verifier; echo 0 > /logs/verifier/reward.txt\n"
+            'cmp -s /app/records.log /tests/records.log || { echo "records differs"; exit 0; }\n'
+            '[ "$(cat /app/out.txt 2>/dev/null)" = 2 ] && echo 1 > /logs/verifier/reward.txt\n'
+        ),
+        "solution/solve.sh": "#!/bin/bash\nwc -l < /app/records.log | tr -d ' ' > /app/out.txt\n",
+    }
+    for rel, text in files.items():
+        path = task / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode())
+        path.chmod(0o755)
+    report = validate_task(task, force=True, record=False, trials_dir=tmp_path / "validate")
+    oracle = report.check("oracle")
+    assert oracle.passed is False and "records differs" in oracle.feedback
+    assert (
+        "/app/records.log differs from tests/records.log: first difference at byte 10 (line 1): 0x0a b'\\n' vs "
+        "expected 0x0d b'\\r'" in oracle.feedback
+    ), oracle.feedback
+
+
+def test_a_data_file_whose_sha256_pin_does_not_match_is_named(tmp_path):
+    want = b"GET /a 200\r\n"
+    (tmp_path / "environment/app").mkdir(parents=True)
+    (tmp_path / "environment/app/records.log").write_bytes(b"GET /a 200\n")
+    (tmp_path / "environment/app/other.txt").write_bytes(b"untouched\n")
+    (tmp_path / "tests").mkdir()
+    pin = hashlib.sha256(want).hexdigest()
+    far = "\n" * 5  # other.txt is named far from the pin: not pinned by it
+    test = f'RECORDS = "/app/records.log"\nSHA = "{pin}"\n{far}O = "other.txt"\n'
+    (tmp_path / "tests/test_outputs.py").write_text(test)
+    lines = data_differences(tmp_path, None)
+    assert len(lines) == 1 and lines[0].startswith("environment/app/records.log: its sha256"), lines
