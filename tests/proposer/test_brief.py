@@ -15,7 +15,7 @@ from pathlib import Path
 
 from proposer_helpers import needs_sandbox  # isort: skip  (puts the agent tests' chat_server on the path)
 from chat_server import MODEL, ReplayServer, completion  # isort: skip
-from test_loopback import CASE, SEED, solver_passes  # isort: skip
+from test_loopback import CASE, SEED, propose_served, solver_passes  # isort: skip
 
 from autoenv.families.base import slug
 from autoenv.families.levels import AXES
@@ -24,13 +24,11 @@ from autoenv.grading import AGENTCALL
 from autoenv.proposer.actions import ActionLog
 from autoenv.proposer.llm import apply_files, brief
 from autoenv.proposer.models import ProposeOptions
-from autoenv.proposer.propose import propose
 from autoenv.proposer.workspace import Workspace
 from autoenv.proposer.written import AuthorPolicy
 from autoenv.shared.actions import action_from_tool_call
 from autoenv.validate.checks.datadiff import data_differences, first_difference
 from autoenv.validate.validation import validate_task
-from autoenv.vocab import SCRIPTED_SOLVER
 
 #: A generated log as a model writes it: CRLF lines, a NUL, non-ASCII text.
 CRLF_LOG = "GET /a 200\r\nGET /b\x00 500\r\nGrüße ✓\n"
@@ -138,19 +136,7 @@ def test_feedback_budgets_and_what_the_solver_did(dirs):
         },
     ]
     with ReplayServer(recording) as server:
-        summary = propose(
-            CASE,
-            method="feedback",
-            policy="openai",
-            model=MODEL,
-            base_url=server.url,
-            out_dir=dirs["out"],
-            workspace=dirs["workspace"],
-            seed=SEED,
-            solver=SCRIPTED_SOLVER,
-            max_rounds=2,
-            repair_rounds=1,
-        )
+        summary = propose_served(server, dirs, "feedback", max_rounds=2, repair_rounds=1)
     assert server.problems == [] and server.served == 3, server.problems
     first = server.chat_requests()[0]
     assert [t["function"]["name"] for t in first["tools"]] == ["write_file", "remove_file", "finish"]
