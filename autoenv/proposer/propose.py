@@ -224,7 +224,7 @@ async def _judge(task_dir: Path, log: ActionLog, settings: JudgeSettings, emit: 
 async def _scripted_attempt(a: AttemptContext, table: Any = None):
     case, ws, attempt, method, log, settings, emit, episodes = a.unpack()
     seed, flaw_rate, max_rounds = a.options.seed, a.options.flaw_rate, a.options.max_rounds
-    from autoenv.proposer.llm import brief
+    from autoenv.proposer.llm import brief, solver_report
 
     proposer = ScriptedProposer(seed=seed, flaw_rate=flaw_rate, workspace=ws, table=table, level=a.options.level)
     log.add("Read", f"seed case {case.id}: {case.failure_mode[:200]}")
@@ -248,7 +248,7 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None):
     while method == Method.FEEDBACK and not verdict.accepted and rounds < max_rounds:
         feedback = verdict.feedback()
         log.add("Read", f"feedback: {feedback.splitlines()[0][:200]}")
-        chat.feedback(feedback)
+        chat.feedback("\n\n".join(filter(None, [feedback, solver_report(verdict.calibration)])))
         if not verdict.valid:
             before = read_task_files(task_dir)
             fixes = repair(task_dir, feedback)
