@@ -125,7 +125,7 @@ class Rollout(BaseModel):
         head += (f", {self.n_turns} turns" if self.n_turns is not None else "") + f", {self.seconds:.1f}s"
         lines = [head]
         if self.commands:
-            lines.append("    did: " + " | ".join(self.commands))
+            lines.append("    did: " + " ".join(f"({n}) {c}" for n, c in enumerate(self.commands, 1)))
         if self.stopped:
             lines.append(f"    stopped: {self.stopped}")
         lines += [f"    verifier: {line}" for line in self.failed_tests]
