@@ -57,8 +57,10 @@ def _without_run_items(lines: list[str]) -> list[str]:
     return [line for item in items if not _RUNS_ONLY.search("\n".join(item)) for line in item]
 
 
-def budget_text(method: Method | str, *, rollouts: int, max_rounds: int, repair_rounds: int) -> str:
-    """The numbers a brief refers to: calibration rollouts and each round budget, in words."""
+def budget_text(method: Method | str, *, rollouts: int, max_rounds: int, repair_rounds: int | None) -> str:
+    """The numbers a brief refers to: calibration rollouts and each round budget, in words (``repair_rounds``
+    None: one budget of ``max_rounds`` judged drafts, repairs and new variants alike, as the scripted proposer
+    spends it)."""
     calibration = (
         f"Calibration runs the current solver {rollouts} times (K = {rollouts}): the task is accepted when at least "
         f"one rollout passes and at least one fails."
@@ -69,6 +71,12 @@ def budget_text(method: Method | str, *, rollouts: int, max_rounds: int, repair_
         return (
             f"You have {max_rounds} validation rounds (a round is one `autoenv-child validate`; `check` is free). "
             f"{calibration}"
+        )
+    if repair_rounds is None:
+        return (
+            f"{calibration} You have {max_rounds} judged drafts in all, this first one included: after each verdict "
+            "you may repair the task or write a new variant. Every verdict lists, for each calibration rollout, the "
+            "solver's reward, its turns, its commands and where it stopped."
         )
     return (
         f"{calibration} After each verdict you may rewrite the task, within two separate budgets: "
@@ -87,7 +95,7 @@ def brief(
     method: Method | str = Method.FEEDBACK,
     rollouts: int = 4,
     max_rounds: int = 3,
-    repair_rounds: int = 3,
+    repair_rounds: int | None = 3,
 ) -> str:
     """The proposer's instruction for one method: what to build, from which failure, with the tools that method
     honours and the numbers it refers to (rollouts, rounds)."""

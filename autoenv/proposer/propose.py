@@ -233,7 +233,10 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None):
     draft = proposer.draft(case, attempt)
     decisions = list(proposer.last_decisions)
     chat = ScriptedEpisode(
-        brief(case, ws, draft.name, method=method, rollouts=settings.rollouts, max_rounds=max_rounds), draft.name
+        brief(
+            case, ws, draft.name, method=method, rollouts=settings.rollouts, max_rounds=max_rounds, repair_rounds=None
+        ),
+        draft.name,
     )
     log.add("Build", f"template {family.name}: generated data, target and expected results ({draft.summary()[:300]})")
     task_dir = write_draft(draft, ws.tasks)

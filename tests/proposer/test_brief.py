@@ -56,6 +56,8 @@ def test_each_method_gets_a_brief_of_what_its_tools_honour(tmp_path):
     assert "2 repair rounds" in feedback and "3 difficulty rounds" in feedback
     assert "does not cost a difficulty round" in feedback and "where it stopped" in feedback
     assert "no round after it" in prompt
+    shared = brief(CASE, ws, "t", method="feedback", max_rounds=3, repair_rounds=None)  # the scripted proposer's
+    assert "3 judged drafts in all" in shared and "repair rounds" not in shared
     assert "autoenv-child validate tasks/t" in agentic and "Copy `tools/agentcall.py`" in agentic
     assert "3 validation rounds" in agentic and "K = 5" in agentic
     # a proposer's own skill that tells it to run a command is left out where nothing runs
