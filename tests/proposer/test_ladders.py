@@ -157,13 +157,3 @@ def test_the_scripted_proposer_climbs_on_too_easy_and_descends_on_too_hard(tmp_p
     assert json.loads((ws / ".proposer" / "levels.json").read_text()) == {"log-parse": 1}
     details = [a.detail for a in down.records[0].actions]
     assert any("log-parse level 4 -> 3" in d for d in details), details
-
-
-def test_model_written_files_keep_their_bytes(tmp_path):
-    """issue 42: a model's generated log with CRLF lines, a NUL and non-ASCII text lands on disk exactly."""
-    from autoenv.proposer.actions import ActionLog
-    from autoenv.proposer.propose import _apply
-
-    text = "a\r\nb\x00c\r\nGrüße ✓\n"
-    _apply(tmp_path, {"environment/app/raw.log": text}, [], ActionLog())
-    assert (tmp_path / "environment" / "app" / "raw.log").read_bytes() == text.encode("utf-8")
