@@ -349,7 +349,6 @@ def _above_level_one(task_dir: Path, rng: random.Random, case: dict, rung: int, 
             row[4] = actual[row[0]]
             ws[f"{case['cols']['actual']}{case['first_row'] + i}"] = None
         case |= {
-            "inputs": ["code", "centre", "owner", "budget"],
             "ledger": ladder.LEDGER,
             "ledger_amount_col": "D",
             "ledger_moved": [[code, rng.randrange(-50, 400) * 10] for code, _, _, _ in entries],
@@ -382,5 +381,7 @@ def _above_level_one(task_dir: Path, rng: random.Random, case: dict, rung: int, 
     )
     common.write_tests(task_dir, FILES / "xlsx_tests.py", case, common.FORMULA_EVAL_PATH)
     tests = task_dir / "tests" / "test_outputs.py"
-    extra = (ladder.TESTS if rung >= 3 else "") + (ladder.LEDGER_TESTS if rung >= 4 else "")
-    tests.write_text(tests.read_text() + extra)
+    text = tests.read_text()
+    if rung >= 4:  # the actuals are formulas now: the inputs left unchanged are the first four columns
+        text = ladder.inputs_without_actual(text)
+    tests.write_text(text + (ladder.TESTS if rung >= 3 else "") + (ladder.LEDGER_TESTS if rung >= 4 else ""))
