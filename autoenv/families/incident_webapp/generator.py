@@ -8,6 +8,9 @@ a correlated alert whose signature belongs to another service's runbook), read
 the on-call engineer, fix type and verification command from the runbook page,
 and submit the form. Randomised: services, hosts, runbook ids, engineers, fix
 types, which incident is the target and the log noise.
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) leave the rules to the team's process in ``/app/docs``, add a
+superseded runbook and an on-call rota, and take curl out of the image; level 1 is the task above, unchanged.
 """
 
 from __future__ import annotations

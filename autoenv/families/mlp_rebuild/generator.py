@@ -6,6 +6,9 @@ never noticed. The template exports a random MLP (layer sizes, activation,
 weight layout, input normalisation, feature order all vary) to JSON and asks
 for a standard-library ``predict.py``; the verifier also runs that program on
 inputs the agent never saw, so hard-coding the shipped predictions fails.
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) leave the format to the exporter's EXPORT.md, add unseen files with
+corners and a preprocessing pipeline beside an older export; level 1 is the task above, unchanged.
 """
 
 from __future__ import annotations

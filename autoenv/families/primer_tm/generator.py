@@ -8,6 +8,9 @@ the arithmetic with the tools that are there (awk). The formula (Wallace rule
 for short primers; the basic or the salt-adjusted GC formula for longer
 ones), the salt concentration, the pair tolerance and the FASTA layout
 (wrapped lines, lower case) vary.
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) ask for a program the tests run on unseen FASTA files, leave the rules
+to the lab's protocol under ``/app/protocol/`` and pair primers by name; level 1 is the task above, unchanged.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ variance), the order of the Budget/Actual columns, whether a title block sits
 above the header, the tolerance, the number of rows and all the numbers. The
 verifier (``verifiers/xlsx_tests.py``) evaluates the formulas with
 ``formula_eval.py`` on the sheet's numbers and on perturbed numbers.
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) leave layout and rules to the sheet and its Notes sheet, evaluate the
+formulas on corner figures and take the actuals from a Ledger sheet; level 1 is the task above, unchanged.
 """
 
 from __future__ import annotations
