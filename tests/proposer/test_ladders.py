@@ -25,8 +25,15 @@ from autoenv.validate.validation import validate_task
 
 LADDERED = [name for name, family in FAMILIES.items() if family.ladder]
 EVERY_LEVEL = [(name, level) for name in LADDERED for level in FAMILIES[name].levels]
-#: the same, each family's levels a unit of work of their own for the test command's workers (tests/conftest.py)
-EVERY_LEVEL_SPREAD = [pytest.param(*pair, marks=pytest.mark.xdist_group(f"ladder-{pair[0]}")) for pair in EVERY_LEVEL]
+#: every level but the family's default, each family's a unit of work of its own for the test command's workers
+#: (tests/conftest.py). The default level is the task the bundled seed cases (tests/proposer/test_propose.py) and
+#: the office families' tests (tests/office/test_office_trials.py) validate and solve already:
+#: test_the_default_level_of_every_ladder_is_validated_elsewhere holds that true for every laddered family.
+OTHER_LEVELS = [
+    pytest.param(name, level, marks=pytest.mark.xdist_group(f"ladder-{name}"))
+    for name, level in EVERY_LEVEL
+    if level != FAMILIES[name].default_level
+]
 
 
 def case_for(family: str) -> SeedCase:
@@ -124,9 +131,20 @@ def test_families_command_lists_levels_and_axes():
     assert rows["config-repair"]["levels"] == []
 
 
+def test_the_default_level_of_every_ladder_is_validated_elsewhere():
+    """Each laddered family's default level is the level its bundled seed case's task is drawn at (validated and
+    solved for every bundled case) or, for a family that writes folders, the office families' test draws."""
+    from autoenv.families.office.bundled import office_families
+    from autoenv.families.registry import family_for
+
+    with_seed_case = {family_for(SeedCase.load(path)).name for path in bundled_seed_cases()}
+    elsewhere = with_seed_case | set(office_families())
+    assert set(LADDERED) <= elsewhere, sorted(set(LADDERED) - elsewhere)
+
+
 @pytest.mark.slow
 @needs_sandbox
-@pytest.mark.parametrize(("family", "level"), EVERY_LEVEL_SPREAD)
+@pytest.mark.parametrize(("family", "level"), OTHER_LEVELS)
 def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, tmp_path):
     draft = FAMILIES[family].draft(case_for(family), random.Random(100 + level), level=level)
     task = draft.write(tmp_path / "tasks")
