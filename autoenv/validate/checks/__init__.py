@@ -38,6 +38,7 @@ CHECKS: list[Check] = [
         "nop",
         "leakage",
         "tamper",
+        "contradictions",
         "partial",
         "timeouts",
         "probes",
