@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autoenv.taskfmt.check import Level, Problem
+from autoenv.taskfmt.inputs import deliverable
 from autoenv.validate.checks.base import Context
-from autoenv.validate.checks.inputs import deliverable
 from autoenv.validate.checks.reads import in_image
 from autoenv.validate.checks.testcode import PySource, python_sources
 
