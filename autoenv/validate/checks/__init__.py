@@ -58,6 +58,7 @@ VERDICT_CODE = (
     "agents/oracle.py",
     "agents/scan.py",
     "agents/toolset.py",
+    "taskfmt/inputs.py",
 )
 
 
