@@ -24,7 +24,7 @@ from harbor.models.task.config import TaskConfig, VerifierEnvironmentMode
 
 #: Files that hold data (not programs or configurations the task may ask to change).
 DATA_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".txt", ".log", ".xml", ".yaml", ".yml", ".db", ".sqlite", ".dat"}
-_EDIT_VERBS = re.compile(r"\b(fix|edit|repair|update|modify|change|correct|clean|rewrite|patch)\w*\b", re.I)
+EDIT_VERBS = re.compile(r"\b(fix|edit|repair|update|modify|change|correct|clean|rewrite|patch)\w*\b", re.I)
 #: "write ... to PATH": the instruction names PATH as where an output goes (an image may ship a placeholder there).
 _WRITE_TO = (
     r"\b(write|writes|writing|written|save|saves|saving|store|stores|storing|put|output|outputs|print|prints|append|"
@@ -40,11 +40,19 @@ _COPY = re.compile(r"^\s*(COPY|ADD)\s+(.+?)\s*$", re.I | re.M)
 _WORKDIR = re.compile(r"^\s*WORKDIR\s+(\S+)", re.I)
 
 
+def _folder_named(text: str, folder: str) -> bool:
+    """``folder`` named as a folder ("the files in /app/config/"), not as the start of a longer path."""
+    return re.search(rf"(?<![\w./-]){re.escape(folder)}/?(?![\w./-])", text) is not None
+
+
 def deliverable(instruction: str, path: str) -> bool:
-    """Whether the instruction asks the agent to change ``path`` (a sentence naming it with fix/edit/...)."""
+    """Whether the instruction asks the agent to change ``path``: a sentence naming it, or a folder above it in full
+    ("fix only the files in /app/config/"), with fix/edit/repair/..."""
     name = PurePosixPath(path).name
+    folders = [str(p) for p in PurePosixPath(path).parents if str(p) != "/"]
     for sentence in re.split(r"(?<=[.!?])\s+|\n\n", instruction):
-        if (path in sentence or name in sentence) and _EDIT_VERBS.search(sentence):
+        named = path in sentence or name in sentence or any(_folder_named(sentence, f) for f in folders)
+        if named and EDIT_VERBS.search(sentence):
             return True
     return False
 
@@ -194,6 +202,7 @@ def write_restore(task: Path, inputs: dict[str, Path]) -> None:
 
 __all__ = [
     "DATA_SUFFIXES",
+    "EDIT_VERBS",
     "KEPT",
     "MANIFEST",
     "agent_copy_graded",

@@ -24,6 +24,7 @@ from autoenv.validate.validation import avalidate_task, validate_task
 from tests.conftest import bundled_tasks, needs_namespaces
 
 HERE = Path(__file__).parent / "reviewed"
+REPO = Path(__file__).resolve().parents[2]
 LABELS: dict[str, dict] = tomllib.loads((HERE / "labels.toml").read_text())
 #: the flawed no-solution tasks, by name
 FLAWED = {n: label for n, label in LABELS.items() if label.get("no_oracle") and label["verdict"] == "invalid"}
@@ -164,7 +165,15 @@ def test_the_fields_the_tests_index_records_with_are_read_from_the_tests(tmp_pat
     fixed = tmp_path / "sales.csv"
     fixed.write_text("id,store,region,amount\n1,north-1,north,12.50\n")
     assert _has_field(fixed, "region") is True
-    # a heredoc verifier's records too, and a field the tests set themselves is not read from the data
+    # a file the agent must repair is not data: a JSON that does not parse, in a folder the instruction says to fix
+    from autoenv.taskfmt.inputs import deliverable
+
+    repair = (REPO / "examples" / "tasks" / "repair-config" / "instruction.md").read_text()
+    assert deliverable(repair, "/app/config/features.json") and not deliverable(repair, "/app/server_app.py.bak")
+    broken = tmp_path / "features.json"
+    broken.write_text('{flags: {"new_checkout": yes}}')
+    assert _has_field(broken, "flags") is None
+    # a heredoc verifier's records too
     [source] = python_sources(HERE / "nosol-recompute-from-input")
     assert {r.field for r in field_reads(source)} == {"qty", "unit_price"}
 

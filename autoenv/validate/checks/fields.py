@@ -13,6 +13,7 @@ themselves, a file the instruction asks the agent to change, and a field the ins
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -170,6 +171,11 @@ def _has_field(file: Path, field: str) -> bool | None:
         header = text.lstrip("\ufeff").split("\n", 1)[0]
         return field in header
     if suffix in (".json", ".jsonl", ".ndjson"):
+        try:  # a file that does not parse is one the agent must repair or write, not data to read as it is
+            for document in [text] if suffix == ".json" else [line for line in text.splitlines() if line.strip()]:
+                json.loads(document)
+        except ValueError:
+            return None
         return f'"{field}"' in text
     return None
 
