@@ -133,8 +133,11 @@ def _passed(ctx: Context, outcome: TrialOutcome) -> bool:
     return outcome.reward is not None and outcome.reward >= ctx.threshold
 
 
-async def confirm(ctx: Context, a: Table, b: Table, keys: list[Any], outputs: list[str]) -> dict[str, Any] | None:
-    """The trials that show ``a`` and ``b`` contradict each other (evidence), or None where they do not."""
+async def confirm(
+    ctx: Context, a: Table, b: Table, keys: list[Any], outputs: list[str], ran: list[TrialOutcome]
+) -> dict[str, Any] | None:
+    """The trials that show ``a`` and ``b`` contradict each other (evidence), or None where they do not; every trial
+    run is added to ``ran``."""
     out_a, out_b = {**b.values, **a.values}, {**a.values, **b.values}
     with tempfile.TemporaryDirectory(prefix="autoenv-contradiction-") as tmp:
         root = Path(tmp)
@@ -144,6 +147,7 @@ async def confirm(ctx: Context, a: Table, b: Table, keys: list[Any], outputs: li
                 (WRITER, {"task_dir": str(_writer_copy(ctx, root, "b", out_b, outputs))}),
             ]
         )
+        ran += as_written
         if any(_passed(ctx, o) for o in as_written):
             return None
         agreeing = []
@@ -154,6 +158,7 @@ async def confirm(ctx: Context, a: Table, b: Table, keys: list[Any], outputs: li
             agreeing.append((copy, WRITER, {}))
         trials_dir = Path(as_written[0].trial_dir).parent if as_written[0].trial_dir else None
         agreed = await runner.arun_many(agreeing, n_concurrent=2, env=ctx.settings.env, trials_dir=trials_dir)
+        ran += agreed
     if not all(_passed(ctx, o) for o in agreed):
         return None
     return {
@@ -184,10 +189,10 @@ class ContradictionsCheck(Check):
         if not pairs or not outputs:
             why = "no two literal tables in the tests disagree on a key" if not pairs else "no JSON output to write"
             return CheckResult(name=self.name, passed=True, summary=why)
-        tried, findings, evidence = [], [], {}
+        tried, findings, evidence, ran = [], [], {}, []
         for a, b, keys in pairs:
             tried.append(f"{a.where} vs {b.where}")
-            found = await confirm(ctx, a, b, keys, outputs)
+            found = await confirm(ctx, a, b, keys, outputs, ran)
             if found is None:
                 continue
             evidence = found
@@ -206,8 +211,10 @@ class ContradictionsCheck(Check):
                 )
             )
             break
+        seconds = round(sum(o.duration_sec or 0.0 for o in ran), 3)
         if not findings:
             return CheckResult(
+                seconds=seconds,
                 name=self.name,
                 passed=True,
                 summary=f"tables that disagree ({'; '.join(tried)}) do not make the tests contradict each other: an "
@@ -215,6 +222,7 @@ class ContradictionsCheck(Check):
                 evidence={"tried": tried},
             )
         return CheckResult(
+            seconds=seconds,
             name=self.name,
             passed=False,
             summary=f"contradictory tests: {evidence['tables'][0]} and {evidence['tables'][1]} disagree on "
