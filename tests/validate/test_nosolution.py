@@ -206,3 +206,30 @@ def test_an_input_restored_from_the_image_beats_the_cheat_that_edits_it(tmp_path
     hardened = validate_task(done.task, trials_dir=tmp_path / "trials", oracle=False, record=False)
     assert hardened.verdict == "undetermined" and not hardened.failed, hardened.feedback()
     assert hardened.check("inputs").evidence["editable_inputs"] == [] and hardened.check("tamper").passed
+
+
+def test_a_task_names_its_inputs_in_its_metadata_or_by_what_the_instruction_and_the_tests_say(tmp_path):
+    """Which inputs hardening restores: the ones [metadata] inputs lists, else the copied data files the instruction
+    names and the tests read, never a file the instruction says to write (an image may ship a placeholder there), to
+    change, or one a test verifies by checksum."""
+    from autoenv.taskfmt.inputs import copied_files, inputs_to_restore, named_inputs
+
+    task = Path(shutil.copytree(HERE / "nosol-recompute-from-input", tmp_path / "revenue"))
+    assert copied_files(task) == {"/app/orders.csv": task / "environment" / "orders.csv"}
+    assert list(named_inputs(task)) == ["/app/orders.csv"]
+    instruction = task / "instruction.md"
+    original = instruction.read_text()
+    instruction.write_text(original.replace("Write the total revenue", "Clean `/app/orders.csv`, then write the total"))
+    assert named_inputs(task) == {}  # the agent's to change
+    instruction.write_text(original + "\nSave the orders, sorted by id, to `/app/orders.csv`.\n")
+    assert named_inputs(task) == {}  # an output the image ships a placeholder of
+    instruction.write_text(original)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace("[metadata]\n", "[metadata]\ninputs = []\n"))
+    assert named_inputs(task) == {} and inputs_to_restore(task) == {}  # listed: none
+    toml.write_text(toml.read_text().replace("inputs = []", 'inputs = ["/app/orders.csv"]'))
+    assert list(inputs_to_restore(task)) == ["/app/orders.csv"]
+    test_sh = task / "tests" / "test.sh"
+    test_sh.write_text(test_sh.read_text().replace("import csv, sys", "import csv, sys, hashlib"))
+    toml.write_text(toml.read_text().replace('inputs = ["/app/orders.csv"]\n', ""))
+    assert named_inputs(task) == {}  # the test checks a checksum of what it reads
