@@ -31,7 +31,8 @@ def export_harbor(
         typer.Option(
             "--harden",
             help="Export a task whose tests import the agent's code into pytest hardened (as `autoenv task harden`: "
-            "the same tests, the agent's code behind the broker); one whose tests cannot be served stops the export.",
+            "the same tests, the agent's code behind the broker; named inputs the verifier would read from the agent "
+            "restored from the image first); one whose tests cannot be served stops the export.",
         ),
     ] = False,
 ) -> None:
