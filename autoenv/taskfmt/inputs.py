@@ -113,6 +113,8 @@ def named_inputs(task: Path) -> dict[str, Path]:
     listed = _metadata_inputs(task)
     if listed is not None:
         return {p: copied[p] for p in listed if p in copied}
+    if not copied:  # (an image named by docker_image, no Dockerfile: nothing to restore from)
+        return {}
     instruction_file = task / "instruction.md"
     instruction = instruction_file.read_text(errors="replace") if instruction_file.is_file() else ""
     tests = [
