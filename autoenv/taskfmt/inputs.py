@@ -62,6 +62,22 @@ def output_named(instruction: str, path: str) -> bool:
     return re.search(_WRITE_TO.format(path=re.escape(path)), instruction, re.I) is not None
 
 
+def _context_files(context: Path, pattern: str) -> list[Path]:
+    """What a COPY source names in the build context (``.`` is all of it; nothing outside it)."""
+    rel = pattern
+    while rel.startswith("./"):
+        rel = rel[2:]
+    rel = rel.rstrip("/")
+    if rel in ("", "."):
+        return [context]
+    if rel.startswith("/") or ".." in PurePosixPath(rel).parts:
+        return []
+    try:
+        return sorted(context.glob(rel))
+    except (ValueError, IndexError):
+        return []
+
+
 def copied_files(task: Path) -> dict[str, Path]:
     """Each file the Dockerfile copies from the build context (``environment/``), by its path in the image."""
     context = task / "environment"
@@ -84,7 +100,7 @@ def copied_files(task: Path) -> dict[str, Path]:
         *sources, dest = words
         dest_dir = str(PurePosixPath(workdir) / dest)
         for pattern in sources:
-            for source in sorted(context.glob(pattern.lstrip("./") or ".")):
+            for source in _context_files(context, pattern):
                 if source.is_dir():
                     for file in sorted(p for p in source.rglob("*") if p.is_file()):
                         found[str(PurePosixPath(dest_dir) / file.relative_to(source).as_posix())] = file

@@ -233,3 +233,23 @@ def test_a_task_names_its_inputs_in_its_metadata_or_by_what_the_instruction_and_
     test_sh.write_text(test_sh.read_text().replace("import csv, sys", "import csv, sys, hashlib"))
     toml.write_text(toml.read_text().replace('inputs = ["/app/orders.csv"]\n', ""))
     assert named_inputs(task) == {}  # the test checks a checksum of what it reads
+
+
+def test_the_files_a_dockerfile_copies_are_read_as_docker_copies_them(tmp_path):
+    """``COPY . .`` under a WORKDIR, a dot-file, a folder's contents, nothing from outside the build context."""
+    from autoenv.taskfmt.inputs import copied_files
+
+    env = tmp_path / "task" / "environment"
+    (env / "data").mkdir(parents=True)
+    (env / ".meta").write_text("m")
+    (env / "data" / "a.csv").write_text("x\n")
+    (env / "Dockerfile").write_text(
+        "FROM x\nWORKDIR /app\nCOPY . .\nCOPY .meta /opt/\nCOPY data/ /srv/\nCOPY ../x /y\n"
+    )
+    assert {k: v.relative_to(env).as_posix() for k, v in copied_files(tmp_path / "task").items()} == {
+        "/app/.meta": ".meta",
+        "/app/Dockerfile": "Dockerfile",
+        "/app/data/a.csv": "data/a.csv",
+        "/opt/.meta": ".meta",
+        "/srv/a.csv": "data/a.csv",
+    }
