@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, computed_field, model_validator
+from pydantic import BaseModel, Field, computed_field, field_validator, model_validator
 
 from autoenv.shared.settings import ValidationSettings
 from autoenv.vocab import SCRIPTED_SOLVER, Baseline, Method, ProposerNetwork, ProposerPolicy, ReportTo, ServeKind
@@ -131,6 +131,13 @@ class FlywheelConfig(BaseModel):
     def _one_backend(self) -> FlywheelConfig:
         self.validation = self.validation.on(self.env)  # every trial of the run runs on env
         return self
+
+    @field_validator("method")
+    @classmethod
+    def _from_seed_cases(cls, method: Method) -> Method:
+        if method == Method.EVOLVE:  # evolve starts from one given task, not from the step's seed cases
+            raise ValueError("the flywheel proposes from seed cases; --method evolve is `autoenv propose --from TASK`")
+        return method
 
     @property
     def baseline(self) -> Baseline:
