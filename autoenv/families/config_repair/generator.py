@@ -16,6 +16,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.levels import Level
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -25,6 +26,30 @@ DESCRIPTION = "repair a hand-edited INI file so the launcher accepts it, keeping
 KEYWORDS = ("config", "ini", "configuration", "repair", "settings", "launcher", "yaml", "toml")
 CATEGORY = "configuration"
 TAGS = ["python", "ini", "configparser", "repair"]
+
+#: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.config_repair.ladder`.
+LADDER = (
+    Level(number=1, asks="repair the value breakages the instruction lists, one by one, as the launcher reports them"),
+    Level(
+        number=2,
+        axes={"composition": 1},
+        asks="as 1, with structural breakages whose launcher error points elsewhere or nowhere: an indented line "
+        "swallowed by the previous value, a byte-order mark, comments after values, a section split in two",
+    ),
+    Level(
+        number=3,
+        axes={"composition": 1, "less_told": 1},
+        asks="as 2 with no repair rule told: the old value formats (durations in ms/m, counts in k, "
+        "enabled/disabled) and the file's conventions are found in the config's notes and comments",
+    ),
+    Level(
+        number=4,
+        axes={"composition": 1, "less_told": 1, "hidden_cases": 1},
+        asks="as 3, and ship /app/repair_config.py, which the tests run on unseen broken configs of the service "
+        "(CRLF, every breakage)",
+    ),
+)
+DEFAULT_LEVEL = 1
 
 WORDS = [
     "zero",
@@ -189,7 +214,10 @@ def _break(kind: Any, key: str, value: Any, how: str, rng: random.Random) -> str
     return None
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+def draw_config(
+    rng: random.Random,
+) -> tuple[str, str, list[str], dict[str, dict[str, Any]], dict[tuple[str, str], Any]]:
+    """A service's name, config file name, sections, schema (section -> key -> kind) and intended values."""
     service = rng.choice(["orders", "billing", "catalog", "notifier", "ledger"])
     ini = rng.choice(["app.ini", "settings.ini", "service.ini"])
     sections = ["server"] + rng.sample([s for s in POOL if s != "server"], rng.randint(2, 3))
@@ -203,7 +231,14 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             kind, candidates = POOL[section][key]
             schema[section][key] = list(kind) if isinstance(kind, tuple) else kind
             values[(section, key)] = rng.choice(candidates)
-    # pick 3-5 distinct keys to break, each with a fitting breakage
+    return service, ini, sections, schema, values
+
+
+def break_values(
+    rng: random.Random, values: dict[tuple[str, str], Any], skip: frozenset[tuple[str, str]] = frozenset()
+) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """3-5 distinct keys (none of ``skip``) broken by level 1's breakages, each one that fits the key's type: the
+    broken lines and the breakages used."""
     broken: dict[tuple[str, str], str] = {}
     kinds_used: list[str] = []
     order = list(values)
@@ -212,6 +247,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     for sk in order:
         if len(broken) >= wanted:
             break
+        if sk in skip:
+            continue
         kind = POOL[sk[0]][sk[1]][0]
         options = [
             b for b in BREAKAGES if _break(kind, sk[1], values[sk], b, rng) is not None and kinds_used.count(b) < 2
@@ -223,6 +260,17 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         assert line is not None
         broken[sk] = line
         kinds_used.append(how)
+    return broken, kinds_used
+
+
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 2:
+        from autoenv.families.config_repair import ladder
+
+        return ladder.generate(case, rng, level)
+    service, ini, sections, schema, values = draw_config(rng)
+    broken, kinds_used = break_values(rng, values)
     good_lines, bad_lines = (
         [f"# {service} service configuration", "# edited by hand; see service.py for what is accepted", ""],
         None,
