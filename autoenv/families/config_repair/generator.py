@@ -12,10 +12,12 @@ starts.
 from __future__ import annotations
 
 import random
+import sys
 import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.config_repair import ladder
 from autoenv.families.levels import Level
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -266,9 +268,7 @@ def break_values(
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
     if level >= 2:
-        from autoenv.families.config_repair import ladder
-
-        return ladder.generate(case, rng, level)
+        return ladder.generate(case, rng, level, sys.modules[__name__])
     service, ini, sections, schema, values = draw_config(rng)
     broken, kinds_used = break_values(rng, values)
     good_lines, bad_lines = (

@@ -15,20 +15,10 @@ from __future__ import annotations
 import json
 import random
 import textwrap
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.config_repair.generator import (
-    CATEGORY,
-    LAUNCHER,
-    NAME,
-    POOL,
-    TAGS,
-    _fmt,
-    _schema_literal,
-    break_values,
-    draw_config,
-)
 from autoenv.families.solver import fill_program, program_source
 
 if TYPE_CHECKING:
@@ -94,6 +84,7 @@ STRUCTURAL_RULES = textwrap.dedent("""\
 
 
 def broken_config(
+    g: ModuleType,
     rng: random.Random,
     service: str,
     sections: list[str],
@@ -101,16 +92,17 @@ def broken_config(
     values: dict[tuple[str, str], Any],
     level: int,
 ) -> tuple[str, str, dict[str, Any]]:
-    """The intended file, the broken one and what was broken, for a level >= 2 task."""
+    """The intended file, the broken one and what was broken, for a level >= 2 task (``g``: the generator)."""
+    POOL = g.POOL
     old: dict[tuple[str, str], str] = {}
     if level >= 3:  # 2.x formats, found in CHANGES.md
         fits = [sk for sk in values if old_format(sk[1], POOL[sk[0]][sk[1]][0], values[sk]) is not None]
         for sk in rng.sample(fits, min(len(fits), rng.randint(2, 3))):
             old[sk] = f"{sk[1]} = {old_format(sk[1], POOL[sk[0]][sk[1]][0], values[sk])}"
-    broken, kinds = break_values(rng, values, skip=frozenset(old))
+    broken, kinds = g.break_values(rng, values, skip=frozenset(old))
     broken.update(old)
     structural = sorted(rng.sample(STRUCTURAL, 3))
-    good = {sk: f"{sk[1]} = {_fmt(POOL[sk[0]][sk[1]][0], v)}" for sk, v in values.items()}
+    good = {sk: f"{sk[1]} = {g._fmt(POOL[sk[0]][sk[1]][0], v)}" for sk, v in values.items()}
     bad = {sk: broken.get(sk, line) for sk, line in good.items()}
     plain = [sk for sk in values if sk not in broken]
     if "inline_comment" in structural:
@@ -225,11 +217,12 @@ def test_program_on_unseen_config(name):
 """
 
 
-def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
-    """A config-repair task of ``level`` >= 2 (:data:`~autoenv.families.config_repair.generator.LADDER`)."""
-    service, ini, sections, schema, values = draw_config(rng)
-    good_ini, bad_ini, info = broken_config(rng, service, sections, schema, values, level)
-    launcher = LAUNCHER.format(service=service, ini=ini, schema=_schema_literal(schema))
+def generate(case: SeedCase, rng: random.Random, level: int, g: ModuleType) -> TaskDraft:
+    """A config-repair task of ``level`` >= 2 (:data:`~autoenv.families.config_repair.generator.LADDER`); ``g`` is the
+    generator module, for level 1's settings, breakages and launcher."""
+    service, ini, sections, schema, values = g.draw_config(rng)
+    good_ini, bad_ini, info = broken_config(g, rng, service, sections, schema, values, level)
+    launcher = g.LAUNCHER.format(service=service, ini=ini, schema=g._schema_literal(schema))
     kinds = {f"{s}.{k}": kind for s, keys in schema.items() for k, kind in keys.items()}
     app = {"service.py": launcher, f"config/{ini}": bad_ini}
     if level == 2:
@@ -296,15 +289,15 @@ def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
             """)
         want: dict[str, dict[str, Any]] = {}
         for i in range(3):
-            other = {sk: rng.choice(POOL[sk[0]][sk[1]][1]) for sk in values}
-            _, text, _ = broken_config(rng, service, sections, schema, other, level)
+            other = {sk: rng.choice(g.POOL[sk[0]][sk[1]][1]) for sk in values}
+            _, text, _ = broken_config(g, rng, service, sections, schema, other, level)
             name = f"hidden_{i}.ini"
             hidden[name] = text.replace("\n", "\r\n") if i == 2 else text
             want[name] = expected_values(other)
         tests += PROGRAM_TESTS.format(hidden=json_dumps(want), program=PROGRAM)
-        source = fill_program(program_source(_recipe_file()), {"ini": f"/app/config/{ini}"})
+        source = fill_program(program_source(__file__), {"ini": f"/app/config/{ini}"})
         solution = solve_sh(f"cat > {PROGRAM} <<'PY'\n{source}PY\ncd /app && python3 {PROGRAM}\n")
-    files = task_files(case, NAME, CATEGORY, TAGS, instruction, solution, tests, app=app, hidden=hidden)
+    files = task_files(case, g.NAME, g.CATEGORY, g.TAGS, instruction, solution, tests, app=app, hidden=hidden)
     params = {
         "level": level,
         "service": service,
@@ -315,15 +308,8 @@ def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
         "stale_output": None,
         "output_path": f"/app/config/{ini}",
     }
-    return TaskDraft(name=task_name(NAME, rng, f"{service}-l{level}"), family=NAME, files=files, params=params)
+    return TaskDraft(name=task_name(g.NAME, rng, f"{service}-l{level}"), family=g.NAME, files=files, params=params)
 
 
 def json_dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _recipe_file() -> str:
-    """The recipe module's path: its ``files/solver_program.py`` is level 4's reference program (one text)."""
-    from autoenv.families.config_repair import recipe
-
-    return recipe.__file__

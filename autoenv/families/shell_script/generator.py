@@ -11,11 +11,13 @@ Recursion, hidden-file handling, the sort order and the output separator vary.
 from __future__ import annotations
 
 import random
+import sys
 import textwrap
 from typing import TYPE_CHECKING
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 from autoenv.families.levels import Level
+from autoenv.families.shell_script import ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -141,9 +143,7 @@ def hidden_phrase(hidden: bool) -> str:
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
     if level >= 2:
-        from autoenv.families.shell_script import ladder
-
-        return ladder.generate(case, rng, level)
+        return ladder.generate(case, rng, level, sys.modules[__name__])
     recursive = rng.random() < 0.5
     hidden = rng.random() < 0.4
     sort = rng.choice(sorted(SORTS))

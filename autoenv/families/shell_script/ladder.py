@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import random
 import textwrap
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
-from autoenv.families.shell_script.generator import CATEGORY, NAME, SORTS, TAGS, data_files, hidden_phrase, scope_phrase
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
@@ -321,8 +321,10 @@ def big_tests(letters: tuple[str, str, str] | None) -> str:
         """)
 
 
-def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
-    """A shell-script task of ``level`` >= 2 (:data:`~autoenv.families.shell_script.generator.LADDER`)."""
+def generate(case: SeedCase, rng: random.Random, level: int, g: ModuleType) -> TaskDraft:
+    """A shell-script task of ``level`` >= 2 (:data:`~autoenv.families.shell_script.generator.LADDER`); ``g`` is the
+    generator module, for level 1's names, sort orders and shipped tree."""
+    SORTS, NAME = g.SORTS, g.NAME
     recursive = rng.random() < 0.5
     hidden = rng.random() < 0.4
     sort = rng.choice(sorted(SORTS))
@@ -330,7 +332,7 @@ def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
     sep, sep_words = SEPARATORS[sep_name]
     tool = rng.choice(["tally", "extstats", "typecount"])
     script = rng.choice([f"/app/bin/{tool}.sh", f"/app/{tool}.sh", f"/app/tools/{tool}.sh"])
-    app = data_files(rng)
+    app = g.data_files(rng)
     letters: tuple[str, str, str] | None = None
     if level == 2:
         report = [recursive, hidden, sort]
@@ -346,7 +348,7 @@ def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
             {script} DIR
             ```
 
-            - Consider {scope_phrase(recursive)}. {hidden_phrase(hidden)}
+            - Consider {g.scope_phrase(recursive)}. {g.hidden_phrase(hidden)}
             - Print one line per extension: `EXTENSION`, `COUNT` (number of files) and
               `BYTES` (their total size in bytes), separated by {sep_words}, sorted
               {SORTS[sort][0]}. Print nothing else to standard output.
@@ -409,8 +411,8 @@ def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
     files = task_files(
         case,
         NAME,
-        CATEGORY,
-        TAGS,
+        g.CATEGORY,
+        g.TAGS,
         instruction,
         solution,
         test_text,

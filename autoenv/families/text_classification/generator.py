@@ -14,12 +14,14 @@ from __future__ import annotations
 import math
 import random
 import re
+import sys
 import textwrap
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 from autoenv.families.levels import Level
+from autoenv.families.text_classification import ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -185,9 +187,7 @@ def nb_accuracy(train: list[tuple[str, str]], test: list[tuple[str, str]], bigra
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
     if level >= 2:
-        from autoenv.families.text_classification import ladder
-
-        return ladder.generate(case, rng, level)
+        return ladder.generate(case, rng, level, sys.modules[__name__])
     theme = rng.choice(sorted(THEMES))
     what, label_col, text_col, vocab = THEMES[theme]
     classes = sorted(vocab)

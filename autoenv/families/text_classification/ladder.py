@@ -17,11 +17,11 @@ import math
 import random
 import textwrap
 from collections import Counter
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 from autoenv.families.solver import fill_program, program_source
-from autoenv.families.text_classification.generator import CATEGORY, FILLER, NAME, TAGS, THEMES, _text, nb_accuracy
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
@@ -65,10 +65,12 @@ def big_rows(seed, n, vocab, filler, strength, weights):
 """
 
 
-def big_rows(seed: int, n: int, vocab: dict[str, list[str]], strength: float, weights: list[float]) -> list[tuple]:
+def big_rows(
+    seed: int, n: int, vocab: dict[str, list[str]], filler: list[str], strength: float, weights: list[float]
+) -> list[tuple]:
     scope: dict[str, Any] = {}
     exec(BIG_SOURCE, scope)  # noqa: S102 - our own source, the same text the tests run
-    return scope["big_rows"](seed, n, vocab, FILLER, strength, weights)
+    return scope["big_rows"](seed, n, vocab, filler, strength, weights)
 
 
 def messy(rng: random.Random, text: str) -> str:
@@ -101,10 +103,12 @@ def corners(texts: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
     ]
 
 
-def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
-    """A text-classification task of ``level`` >= 2 (:data:`~.generator.LADDER`)."""
-    theme = rng.choice(sorted(THEMES))
-    what, label_col, text_col, vocab = THEMES[theme]
+def generate(case: SeedCase, rng: random.Random, level: int, g: ModuleType) -> TaskDraft:
+    """A text-classification task of ``level`` >= 2 (:data:`~.generator.LADDER`); ``g`` is the generator module, for
+    level 1's themes, text sampler and naive Bayes baseline."""
+    NAME, nb_accuracy = g.NAME, g.nb_accuracy
+    theme = rng.choice(sorted(g.THEMES))
+    what, label_col, text_col, vocab = g.THEMES[theme]
     classes = sorted(vocab)
     strength = rng.uniform(0.18, 0.3)
     weights = [rng.uniform(0.5, 1.5) for _ in classes]
@@ -114,7 +118,7 @@ def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
         for _ in range(n):
             label = rng.choices(classes, weights=weights)[0]
             others = [w for c in classes if c != label for w in vocab[c]]
-            rows.append((label, _text(rng, vocab[label], others, strength)))
+            rows.append((label, g._text(rng, vocab[label], others, strength)))
         return rows
 
     for _ in range(6):  # a constant prediction must stay well below the target
@@ -202,14 +206,14 @@ def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
             The help desk labels its whole backlog with it: the tests also run it on a file of
             {BIG_ROWS:,} rows and allow it {BIG_LIMIT_SEC} seconds on one CPU core (training included).
             """)
-    tests = test_text(expected, label_col, classes, threshold, big)
-    source = fill_program(program_source(_recipe_file()), {"program": PROGRAM if level >= 3 else None})
+    tests = test_text(expected, label_col, classes, threshold, big, g.FILLER)
+    source = fill_program(program_source(__file__), {"program": PROGRAM if level >= 3 else None})
     solution = solve_sh(f"cat > {PROGRAM} <<'PY'\n{source}PY\npython3 {PROGRAM}\nhead -n 5 /app/submission.csv\n")
     files = task_files(
         case,
         NAME,
-        CATEGORY,
-        [*TAGS, theme],
+        g.CATEGORY,
+        [*g.TAGS, theme],
         instruction,
         solution,
         tests,
@@ -235,7 +239,12 @@ def generate(case: SeedCase, rng: random.Random, level: int) -> TaskDraft:
 
 
 def test_text(
-    expected: dict[str, list[list[str]]], label_col: str, classes: list[str], threshold: float, big: dict | None
+    expected: dict[str, list[list[str]]],
+    label_col: str,
+    classes: list[str],
+    threshold: float,
+    big: dict | None,
+    filler: list[str],
 ) -> str:
     """The tests: the submission's form and accuracy, then the program on every hidden file (and the large one)."""
     text = textwrap.dedent(f"""\
@@ -295,7 +304,7 @@ def test_text(
 
 
             def test_program_on_a_large_file_in_time():
-                rows = big_rows(BIG["seed"], BIG["rows"], BIG["vocab"], {FILLER!r}, BIG["strength"], BIG["weights"])
+                rows = big_rows(BIG["seed"], BIG["rows"], BIG["vocab"], {filler!r}, BIG["strength"], BIG["weights"])
                 out = io.StringIO()
                 writer = csv.writer(out, lineterminator="\\n")
                 writer.writerow(BIG["columns"])
@@ -311,10 +320,3 @@ def test_text(
                 check(got, [[ident, label] for ident, _, label in rows])
             """)
     return text
-
-
-def _recipe_file() -> str:
-    """The recipe module's path: its ``files/solver_program.py`` is the reference program (one text)."""
-    from autoenv.families.text_classification import recipe
-
-    return recipe.__file__
