@@ -154,3 +154,11 @@ def test_text_reference_program_meets_the_target_on_unseen_rows(level, tmp_path)
             accuracy = sum(r[1] == y for r, (_, y) in zip(got[1:], expected[name])) / len(expected[name])
             majority = max(sum(y == c for _, y in expected[name]) for c in {y for _, y in expected[name]})
             assert accuracy >= threshold > majority / len(expected[name]), (name, accuracy, threshold)
+
+
+def test_the_top_levels_say_the_limits_their_tests_enforce():
+    shell, text = FAMILIES["shell-script"].level(4).asks, FAMILIES["text-classification"].level(4).asks
+    assert f"{shell_ladder.BIG_FILES:,} files tallied within {shell_ladder.BIG_LIMIT_SEC} s" in shell
+    assert f"{text_ladder.BIG_ROWS:,} rows labelled within {text_ladder.BIG_LIMIT_SEC} s" in text
+    instruction = draft("shell-script", 4, 0).files["instruction.md"]
+    assert f"{shell_ladder.BIG_FILES:,} files" in instruction and f"{shell_ladder.BIG_LIMIT_SEC} seconds" in instruction

@@ -216,6 +216,48 @@ def _break(kind: Any, key: str, value: Any, how: str, rng: random.Random) -> str
     return None
 
 
+#: Level 1's rule for invalid values (level 2 states it too).
+VALUE_RULES = textwrap.dedent("""\
+    - Where a value is invalid, replace it with the value that was evidently
+      intended (a number written out in words is that number, a unit after
+      a number is dropped, quotes around a string are removed, `yes`/`on`
+      mean `true` and `no`/`off` mean `false`, an allowed value in the wrong
+      letter case is that allowed value).
+    """)
+
+
+def instruction_text(service: str, ini: str, broke: str, rules: str) -> str:
+    """The instruction: what is broken (``broke``, the end of a sentence), the check to pass, the rules every level
+    has, then ``rules`` (bullet lines)."""
+    return (
+        textwrap.dedent(f"""\
+        # Repair the {service} service configuration
+
+        The {service} service in `/app` refuses to start. Its launcher,
+        `/app/service.py`, reads `/app/config/{ini}`, and somebody edited that
+        """)
+        + broke
+        + textwrap.dedent(f"""
+        Repair the configuration so that
+
+        ```
+        cd /app && python3 service.py --check
+        ```
+
+        prints `CONFIG OK` and exits with status 0.
+
+        Rules:
+
+        - Do **not** modify `/app/service.py`; read it to learn what it accepts.
+          Fix only `/app/config/{ini}` and keep its name and location.
+        - Keep every setting that is already valid exactly as it is, and keep
+          every section and key that is there now (do not delete settings to
+          make errors go away, and do not add new ones).
+        """)
+        + rules
+    )
+
+
 def draw_config(
     rng: random.Random,
 ) -> tuple[str, str, list[str], dict[str, dict[str, Any]], dict[tuple[str, str], Any]]:
@@ -290,37 +332,16 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     launcher = LAUNCHER.format(service=service, ini=ini, schema=_schema_literal(schema))
     expected = {f"{s}.{k}": _fmt(POOL[s][k][0], v) for (s, k), v in values.items()}
 
-    instruction = textwrap.dedent(f"""\
-        # Repair the {service} service configuration
-
-        The {service} service in `/app` refuses to start. Its launcher,
-        `/app/service.py`, reads `/app/config/{ini}`, and somebody edited that
-        file by hand and broke it: there are syntax errors as well as values
-        the launcher rejects.
-
-        Repair the configuration so that
-
-        ```
-        cd /app && python3 service.py --check
-        ```
-
-        prints `CONFIG OK` and exits with status 0.
-
-        Rules:
-
-        - Do **not** modify `/app/service.py`; read it to learn what it accepts.
-          Fix only `/app/config/{ini}` and keep its name and location.
-        - Keep every setting that is already valid exactly as it is, and keep
-          every section and key that is there now (do not delete settings to
-          make errors go away, and do not add new ones).
-        - Where a value is invalid, replace it with the value that was evidently
-          intended (a number written out in words is that number, a unit after
-          a number is dropped, quotes around a string are removed, `yes`/`on`
-          mean `true` and `no`/`off` mean `false`, an allowed value in the wrong
-          letter case is that allowed value).
-        - The file must remain readable by `configparser` (the launcher uses
-          `ConfigParser(interpolation=None, strict=True)`).
-        """)
+    instruction = instruction_text(
+        service,
+        ini,
+        "file by hand and broke it: there are syntax errors as well as values\nthe launcher rejects.\n",
+        VALUE_RULES
+        + textwrap.dedent("""\
+            - The file must remain readable by `configparser` (the launcher uses
+              `ConfigParser(interpolation=None, strict=True)`).
+            """),
+    )
     tests = textwrap.dedent(f'''\
         import configparser
         import hashlib

@@ -226,16 +226,7 @@ def generate(case: SeedCase, rng: random.Random, level: int, g: ModuleType) -> T
     kinds = {f"{s}.{k}": kind for s, keys in schema.items() for k, kind in keys.items()}
     app = {"service.py": launcher, f"config/{ini}": bad_ini}
     if level == 2:
-        rules = (
-            textwrap.dedent("""\
-            - Where a value is invalid, replace it with the value that was evidently
-              intended (a number written out in words is that number, a unit after
-              a number is dropped, quotes around a string are removed, `yes`/`on`
-              mean `true` and `no`/`off` mean `false`, an allowed value in the wrong
-              letter case is that allowed value).
-            """)
-            + STRUCTURAL_RULES
-        )
+        rules = g.VALUE_RULES + STRUCTURAL_RULES
     else:
         app["config/CHANGES.md"] = CHANGES.format(service=service, ini=ini)
         rules = textwrap.dedent("""\
@@ -244,33 +235,12 @@ def generate(case: SeedCase, rng: random.Random, level: int, g: ModuleType) -> T
               `/app/config/CHANGES.md` says how 2.x files differ from what it reads now.
               Some lines the launcher accepts are still not what was intended.
             """)
-    instruction = (
-        textwrap.dedent(f"""\
-        # Repair the {service} service configuration
-
-        The {service} service in `/app` refuses to start. Its launcher,
-        `/app/service.py`, reads `/app/config/{ini}`, and somebody edited that
-        file by hand and broke it in several ways at once; the launcher's first
-        error is not always where the problem is.
-
-        Repair the configuration so that
-
-        ```
-        cd /app && python3 service.py --check
-        ```
-
-        prints `CONFIG OK` and exits with status 0.
-
-        Rules:
-
-        - Do **not** modify `/app/service.py`; read it to learn what it accepts.
-          Fix only `/app/config/{ini}` and keep its name and location.
-        - Keep every setting that is already valid as it is, and keep every
-          section and key that is there now (do not delete settings to make
-          errors go away, and do not add new ones).
-        """)
-        + rules
-        + "- The tests read every value as the launcher converts it.\n"
+    broke = (
+        "file by hand and broke it in several ways at once; the launcher's first\n"
+        "error is not always where the problem is.\n"
+    )
+    instruction = g.instruction_text(
+        service, ini, broke, rules + "- The tests read every value as the launcher converts it.\n"
     )
     tests = TESTS.format(
         launcher_sha=sha256_text(launcher),
