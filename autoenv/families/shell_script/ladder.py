@@ -96,8 +96,8 @@ def corners_rule() -> str:
         "without a `.` (ignoring a leading `.` of a hidden file), or whose last `.` is its last character (`notes.`), "
         "has the extension `(none)`. Names may hold any character but `/` and NUL: spaces, tabs, newlines, quotes, "
         "backslashes, `*`, a leading `-`, non-ASCII letters (never a tab or a newline after the last `.`). Pipes, "
-        "sockets, symbolic links (to files or to directories) and directories are not counted. An empty tree prints "
-        "nothing. Extensions are compared as plain bytes (their UTF-8 encoding)."
+        "sockets, directories and symbolic links (to files or to directories, never followed) are not counted. "
+        "An empty tree prints nothing. Extensions are compared as plain bytes (their UTF-8 encoding)."
     )
 
 
@@ -192,9 +192,10 @@ def manual(tool: str, letters: tuple[str, str, str], sort: str, sep_words: str) 
         EXIT STATUS
                0      Success.
 
-               2      Usage error: an unknown option, a KEY that is not one of the
-                      three, no DIR or more than one, or DIR not a directory. A
-                      message goes to standard error and nothing to standard output.
+               2      Usage error: an unknown option, -{s} without a KEY or with one
+                      that is not one of the three, no DIR or more than one, or DIR
+                      not a directory. A message goes to standard error and nothing
+                      to standard output.
 
         SEE ALSO
                find(1), awk(1), sort(1)
@@ -353,7 +354,8 @@ def generate(case: SeedCase, rng: random.Random, level: int, g: ModuleType) -> T
               `BYTES` (their total size in bytes), separated by {sep_words}, sorted
               {SORTS[sort][0]}. Print nothing else to standard output.
             - If the number of arguments is not 1 or `DIR` is not a directory, print a
-              message to standard error and exit with status 2; otherwise exit 0.
+              message to standard error (nothing to standard output) and exit with
+              status 2; otherwise exit 0.
 
             """)
             + textwrap.fill(corners_rule(), 78)
