@@ -21,10 +21,10 @@ from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
-BIG_FILES = 12_000
+BIG_FILES = 8_000
 #: Seconds the tests give the script for the large tree: ``find -printf`` and one awk take well under a second; a
 #: ``stat``/``basename`` process per file takes half a minute or more.
-BIG_LIMIT_SEC = 5
+BIG_LIMIT_SEC = 4
 
 SEPARATORS = {"tab": ("\t", "a tab"), "comma": (",", "a single comma (`,`)"), "space": (" ", "a single space")}
 

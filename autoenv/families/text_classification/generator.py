@@ -122,8 +122,8 @@ LADDER = (
     Level(
         number=4,
         axes={"less_told": 1, "hidden_cases": 1, "scale": 1},
-        asks="as 3, and a hidden file of 12,000 rows labelled within 30 s, training included (nearest neighbours "
-        "take minutes)",
+        asks="as 3, and a hidden file of 8,000 rows labelled within 10 s, training included (nearest neighbours "
+        "take tens of seconds)",
     ),
 )
 DEFAULT_LEVEL = 1
