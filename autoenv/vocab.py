@@ -11,11 +11,13 @@ from enum import StrEnum
 
 
 class Method(StrEnum):
-    """How the proposer writes a task: one shot, with the validator's feedback, or as an agent in a sandbox."""
+    """How the proposer writes a task: one shot, with the validator's feedback, as an agent in a sandbox, or as a
+    harder variant of a task it is given (``evolve``: ``autoenv propose --from TASK_DIR``)."""
 
     PROMPT = "prompt"
     FEEDBACK = "feedback"
     AGENTIC = "agentic"
+    EVOLVE = "evolve"
 
 
 class ProposerPolicy(StrEnum):

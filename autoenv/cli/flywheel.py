@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from autoenv.cli.common import console, default, fail, fail_with, option, require_machine
@@ -125,7 +126,10 @@ def flywheel(
         given["seed_cases_dir"] = seed_cases
     if benchmark is not None:
         given["benchmark_dir"] = benchmark
-    config = FlywheelConfig(**given)
+    try:
+        config = FlywheelConfig(**given)
+    except ValidationError as exc:  # the config's own checks (--method evolve is not a flywheel method), as said
+        fail("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors()))
     try:
         require_tracker(config.report_to)  # before any step runs: a run must not end up half-tracked
     except MachineError as exc:

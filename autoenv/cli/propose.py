@@ -32,14 +32,19 @@ P = ProposeOptions
 
 
 def propose(
-    seed_case: Annotated[Path, typer.Option("--seed-case", "-s", help="Seed case file (YAML or JSON).")],
     out: Annotated[
         Path,
         typer.Option(
             "--out", "-o", help="Accepted tasks are written here (rejected ones under rejected/), with summary.json."
         ),
     ],
+    seed_case: Annotated[
+        Path | None,
+        typer.Option("--seed-case", "-s", help="Seed case file (YAML or JSON); every method but evolve needs one."),
+    ] = None,
     method: Annotated[Method, option(P, "method", "--method", "-m")] = default(P, "method"),
+    parent: Annotated[Path | None, option(P, "parent", "--from")] = default(P, "parent"),
+    compose: Annotated[Path | None, option(P, "compose", "--with")] = default(P, "compose"),
     policy: Annotated[ProposerPolicy, option(P, "policy", "--policy", "-p")] = default(P, "policy"),
     attempts: Annotated[int, option(P, "attempts", "--attempts", "-n", min=1)] = default(P, "attempts"),
     workspace: Annotated[
@@ -49,15 +54,24 @@ def propose(
     solver: Annotated[str | None, option(P, "solver")] = default(P, "solver"),
     rollouts: Annotated[int, option(P, "rollouts", "-k", "--rollouts", min=1)] = default(P, "rollouts"),
     max_rounds: Annotated[int, option(P, "max_rounds", min=1)] = default(P, "max_rounds"),
+    repair_rounds: Annotated[int, option(P, "repair_rounds", min=0)] = default(P, "repair_rounds"),
     seed: Annotated[int, option(P, "seed")] = default(P, "seed"),
     flaw_rate: Annotated[float, option(P, "flaw_rate", min=0.0, max=1.0)] = default(P, "flaw_rate"),
     model: Annotated[str | None, option(P, "model")] = default(P, "model"),
     base_url: Annotated[str | None, option(P, "base_url")] = default(P, "base_url"),
     network: Annotated[ProposerNetwork | None, option(P, "network")] = default(P, "network"),
     level: Annotated[str | None, option(P, "level", "--level")] = default(P, "level"),
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="Store (SQLite path or SQLAlchemy URL) that records every attempt and task, an evolved one with "
+            "its parent (run 'propose')."
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Generate tasks from a seed case; only tasks that pass validation and calibration are accepted."""
+    """Generate tasks from a seed case (or, with --method evolve, a harder variant of --from); only tasks that pass
+    validation and calibration are accepted."""
     given = fields_of(ProposeOptions, locals())  # every option but the paths and --json is a ProposeOptions field
     from autoenv.proposer.propose import propose_async
     from autoenv.sandbox.backends import UnknownBackend, environment_config
@@ -67,10 +81,7 @@ def propose(
         options = ProposeOptions(**given)
     except ValidationError as exc:  # the model's own checks, said as they are
         fail("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors()))
-    try:
-        case = SeedCase.load(seed_case)
-    except ValueError as exc:
-        fail(_one_line(str(exc)))
+    case = _material(options, seed_case)
     try:
         environment_config(env)
     except UnknownBackend as exc:
@@ -79,7 +90,7 @@ def propose(
     try:
         from autoenv.families.registry import family_for
 
-        if options.policy == ProposerPolicy.SCRIPTED:
+        if options.policy == ProposerPolicy.SCRIPTED and options.method != Method.EVOLVE:
             family = family_for(case)
             if options.level is not None:
                 from autoenv.proposer.scripted import pinned_level
@@ -100,12 +111,48 @@ def propose(
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / "summary.json"
     summary_path.write_text(summary.model_dump_json(indent=2))
+    if db is not None:
+        _record(db, summary, seed=options.seed)
     if json_out:
         print_json(json.loads(summary.model_dump_json()))
     else:
         _print_summary(summary, summary_path, workspace)
     if not summary.accepted_tasks:
         raise typer.Exit(1)
+
+
+def _material(options: ProposeOptions, seed_case: Path | None) -> SeedCase:
+    """What the proposer starts from: the seed case, or with --method evolve the task --from names (read and, for
+    the scripted proposer, checked to have a level above it, before anything runs)."""
+    if options.method != Method.EVOLVE:
+        if seed_case is None:
+            fail(f"--method {options.method} needs --seed-case FILE (--method evolve takes --from TASK_DIR instead)")
+        try:
+            return SeedCase.load(seed_case)
+        except ValueError as exc:
+            fail(_one_line(str(exc)))
+    if seed_case is not None:
+        fail("--method evolve starts from the task --from names: drop --seed-case")
+    from autoenv.proposer.evolve import Evolution
+
+    try:
+        return Evolution.plan(options).parent.case()
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _record(db: str, summary: ProposeSummary, *, seed: int) -> None:
+    """Every attempt of the run into the store ``db`` (run 'propose', step 0), keyed so a rerun adds nothing twice."""
+    from autoenv.proposer.stage import record_attempt
+    from autoenv.store.db import Store
+
+    store = Store(db)
+    try:
+        for r in summary.records:
+            key = f"{r.seed_case}/{r.method}/s{seed}/a{r.attempt}/{r.task_hash or '-'}"
+            record_attempt(store, r, run="propose", step=0, key=key)
+    finally:
+        store.close()
 
 
 def _one_line(text: str) -> str:
@@ -176,6 +223,8 @@ def _print_summary(summary: ProposeSummary, path: Path, workspace: Path) -> None
             escape(reason),
         )
     console.print(table)
+    for parent in sorted({(r.parent_name, r.parent_hash) for r in summary.records if r.parent_name}):
+        console.print(f"evolved from {parent[0]} (content hash {parent[1]})", highlight=False)
     console.print(
         f"accepted {len(summary.accepted_tasks)}/{summary.attempts} (valid {summary.valid}, calibrated "
         f"{summary.calibrated}) "

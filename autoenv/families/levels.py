@@ -60,3 +60,14 @@ def with_level(task_toml: str, level: Level) -> str:
     if "[metadata]\n" not in text:
         raise ValueError("task.toml has no [metadata] table to record the level in")
     return text.replace("[metadata]\n", "[metadata]\n" + level_metadata(level), 1)
+
+
+def with_draw(task_toml: str, draw: str) -> str:
+    """``task_toml`` with the generator's draw recorded in its ``[metadata]`` (``draw = "..."``, replacing an older
+    record): the seed string of the random stream the generator drew the task from. With the family, the level and
+    the seed case, it draws the same task again, or the same task a level up (``autoenv propose --method evolve``)."""
+    text = re.sub(r'^draw = ".*"\n', "", task_toml, flags=re.M)
+    if "[metadata]\n" not in text:
+        raise ValueError("task.toml has no [metadata] table to record the draw in")
+    escaped = draw.replace("\\", "\\\\").replace('"', '\\"')
+    return text.replace("[metadata]\n", f'[metadata]\ndraw = "{escaped}"\n', 1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, computed_field, field_validator
 
 from autoenv.vocab import SCRIPTED_SOLVER, Baseline, Method, ProposerNetwork, ProposerPolicy, ReportTo, ServeKind
 
@@ -120,6 +120,13 @@ class FlywheelConfig(BaseModel):
     n_concurrent: int = Field(default=2, ge=1, description="Trials at once on this machine.")
     out_dir: Path = Field(default=Path("runs") / "flywheel", description="Where tasks, trials and training batches go.")
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("method")
+    @classmethod
+    def _from_seed_cases(cls, method: Method) -> Method:
+        if method == Method.EVOLVE:  # evolve starts from one given task, not from the step's seed cases
+            raise ValueError("the flywheel proposes from seed cases; --method evolve is `autoenv propose --from TASK`")
+        return method
 
     @property
     def baseline(self) -> Baseline:

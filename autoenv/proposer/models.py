@@ -39,6 +39,9 @@ class AttemptRecord(BaseModel):
     pass_rate: float | None = None
     reason: str | None = Field(default=None, description="Why the attempt was rejected (the failing check's feedback).")
     reward: float = 0.0
+    calibration: str | None = Field(
+        default=None, description="The last calibration's verdict (K and the verdict), accepted or not."
+    )
     n_files: int | None = None
     rounds: int = 1
     duration_sec: float = 0.0
@@ -46,6 +49,8 @@ class AttemptRecord(BaseModel):
     episode_path: str | None = Field(
         default=None, description="The episode as the policy saw it (ProposerEpisode JSON): the training sample."
     )
+    parent_name: str | None = Field(default=None, description="--method evolve: the task this one is a variant of.")
+    parent_hash: str | None = Field(default=None, description="--method evolve: the parent task's content hash.")
 
     @property
     def accepted(self) -> bool:
@@ -65,12 +70,18 @@ class ProposeSummary(BaseModel):
     records: list[AttemptRecord] = Field(default_factory=list)
 
 
+#: The fewest calibration rollouts a model-written task gets: with K=4 a pass rate of 1/4, 1/2 or 3/4 is accepted.
+MODEL_MIN_ROLLOUTS = 4
+
+
 class ProposeOptions(BaseModel):
     """How to propose from a seed case: the one place the defaults of ``autoenv propose`` and ``propose()`` live."""
 
     model_config = ConfigDict(extra="forbid")
 
-    method: Method = Field(default=Method.FEEDBACK, description="prompt, feedback or agentic.")
+    method: Method = Field(
+        default=Method.FEEDBACK, description="prompt, feedback, agentic, or evolve (a harder variant of --from)."
+    )
     policy: ProposerPolicy = Field(
         default=ProposerPolicy.SCRIPTED, description="scripted (offline templates) or openai (a served model)."
     )
@@ -88,7 +99,17 @@ class ProposeOptions(BaseModel):
     seed: int = Field(default=0, description="Seed of the proposer (and of the calibration rollouts).")
     model: str | None = Field(default=None, description="Model name for --policy openai.")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for --policy openai.")
-    max_rounds: int = Field(default=3, ge=1, description="Validation rounds per attempt (feedback, agentic).")
+    max_rounds: int = Field(
+        default=3,
+        ge=1,
+        description="Rounds per attempt: with a model's feedback method, difficulty rounds (calibrated drafts); "
+        "agentic and scripted: validation rounds.",
+    )
+    repair_rounds: int = Field(
+        default=3,
+        ge=0,
+        description="A model's feedback method: rounds that repair an invalid task, apart from the difficulty rounds.",
+    )
     flaw_rate: float = Field(
         default=0.5, ge=0.0, le=1.0, description="Scripted proposer: share of first drafts with a realistic mistake."
     )
@@ -106,6 +127,16 @@ class ProposeOptions(BaseModel):
         "default, a level up after 'too easy', down after 'too hard').",
     )
 
+    parent: Path | None = Field(
+        default=None,
+        description="--method evolve: the task folder to make harder (an accepted task calibration called too easy, "
+        "or any task).",
+    )
+    compose: Path | None = Field(
+        default=None,
+        description="--method evolve with --policy openai: a second accepted task to compose with --from into one.",
+    )
+
     @field_validator("level")
     @classmethod
     def _level_is_n_or_max(cls, level: str | None) -> str | None:
@@ -117,6 +148,26 @@ class ProposeOptions(BaseModel):
     def _model_for_openai(self) -> ProposeOptions:
         if self.policy == ProposerPolicy.OPENAI and not self.model:
             raise ValueError("--policy openai needs --model (and usually --base-url)")
+        if self.policy == ProposerPolicy.OPENAI and self.rollouts < MODEL_MIN_ROLLOUTS:
+            raise ValueError(
+                f"--rollouts {self.rollouts}: a model-written task is calibrated with at least {MODEL_MIN_ROLLOUTS} "
+                f"rollouts (with K=2 the only accepted pass rate is exactly 1/2); give -k {MODEL_MIN_ROLLOUTS} or more"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _parent_for_evolve(self) -> ProposeOptions:
+        if self.method == Method.EVOLVE and self.parent is None:
+            raise ValueError("--method evolve needs --from TASK_DIR (the task to write a harder variant of)")
+        if self.method != Method.EVOLVE and (self.parent is not None or self.compose is not None):
+            raise ValueError("--from and --with go with --method evolve")
+        if self.method == Method.EVOLVE and self.level is not None:
+            raise ValueError("--method evolve climbs one level from the --from task's own; drop --level")
+        if self.compose is not None and self.policy != ProposerPolicy.OPENAI:
+            raise ValueError(
+                "--with: composing two tasks into one needs a model proposer (--policy openai --model M); "
+                "the scripted proposer only climbs a family's ladder"
+            )
         return self
 
     @property

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autoenv.families.base import FLAWS, Family, TaskDraft, apply_flaw
+from autoenv.families.levels import with_draw
 from autoenv.families.registry import FAMILIES, family_for
 from autoenv.proposer.models import SeedCase
 from autoenv.proposer.workspace import Workspace
@@ -63,7 +64,11 @@ class ScriptedProposer:
         return family_for(case)
 
     def rng(self, case: SeedCase, attempt: int, variant: int = 0) -> random.Random:
-        return random.Random(f"{self.seed}:{case.id}:{attempt}:{variant}")
+        return random.Random(self.draw_key(case, attempt, variant))
+
+    def draw_key(self, case: SeedCase, attempt: int, variant: int = 0) -> str:
+        """The seed string of a draft's random stream (recorded in a laddered task's metadata: :func:`record_draw`)."""
+        return f"{self.seed}:{case.id}:{attempt}:{variant}"
 
     def learned_checks(self) -> set[str]:
         """Checks validation has made this workspace's proposer repair before."""
@@ -83,6 +88,8 @@ class ScriptedProposer:
         if variant == 0:
             self.last_decisions, self._level = [], None
         draft = family.draft(case, rng, level=self.level(family, rng, case, attempt))
+        if family.ladder:
+            record_draw(draft, self.draw_key(case, attempt, variant))
         if not allow_flaw or not self.careless(rng):
             return draft
         learned = self.learned_checks()
@@ -191,6 +198,15 @@ def draft_hash(draft: TaskDraft) -> str:
         digest.update(data if isinstance(data, bytes) else data.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:32]
+
+
+def record_draw(draft: TaskDraft, draw: str) -> TaskDraft:
+    """Record the seed string ``draw`` the draft was drawn from in its task.toml (and params), so the task can be
+    drawn again, a level up (:mod:`autoenv.proposer.evolve`); a draft without a task.toml text is left as it is."""
+    if isinstance(toml := draft.files.get("task.toml"), str):
+        draft.files["task.toml"] = with_draw(toml, draw)
+        draft.params["draw"] = draw
+    return draft
 
 
 def write_draft(draft: TaskDraft, root: Path) -> Path:

@@ -16,7 +16,7 @@ from autoenv.proposer.propose import propose_async
 from autoenv.store.db import Store
 
 #: AttemptRecord fields stored as they are, in the tasks and in the attempts table.
-TASK_COLUMNS = {"method", "proposer", "valid", "calibrated", "pass_rate", "n_files"}
+TASK_COLUMNS = {"method", "proposer", "valid", "calibrated", "pass_rate", "n_files", "parent_name", "parent_hash"}
 ATTEMPT_COLUMNS = TASK_COLUMNS - {"pass_rate"} | {
     "seed_case",
     "task_hash",
@@ -61,13 +61,21 @@ async def propose_step(
         )
         for record in summary.records:
             records.append(record)
-            if record.task_hash and record.task_dir:
-                row = record.model_dump(include=TASK_COLUMNS)
-                row |= {"hash": record.task_hash, "name": Path(record.task_dir).name, "path": record.task_dir}
-                row |= {"origin": case.id, "policy_version": policy_version, "proposer_reward": record.reward}
-                row["failed_check"] = None if record.valid else (record.reason or "")[:64]
-                store.upsert_task(**row)
-            row = record.model_dump(include=ATTEMPT_COLUMNS) | {"run": run, "step": step, "attempt_key": key}
-            actions = [a.model_dump() for a in record.actions]
-            store.record_attempt(**row, policy_version=policy_version, n_actions=len(actions), actions=actions)
+            record_attempt(store, record, run=run, step=step, key=key, policy_version=policy_version)
     return records
+
+
+def record_attempt(
+    store: Store, record: AttemptRecord, *, run: str, step: int, key: str, policy_version: int | None = None
+) -> bool:
+    """Store one attempt under its natural key (``run``, ``key``) and the task it wrote, with its parent when it
+    evolved one; False when the store had the attempt already."""
+    if record.task_hash and record.task_dir:
+        row = record.model_dump(include=TASK_COLUMNS)
+        row |= {"hash": record.task_hash, "name": Path(record.task_dir).name, "path": record.task_dir}
+        row |= {"origin": record.seed_case, "policy_version": policy_version, "proposer_reward": record.reward}
+        row["failed_check"] = None if record.valid else (record.reason or "")[:64]
+        store.upsert_task(**row)
+    row = record.model_dump(include=ATTEMPT_COLUMNS) | {"run": run, "step": step, "attempt_key": key}
+    actions = [a.model_dump() for a in record.actions]
+    return store.record_attempt(**row, policy_version=policy_version, n_actions=len(actions), actions=actions)

@@ -98,6 +98,7 @@ def accepted_stats(store: Store) -> list[dict[str, Any]]:
                 "rollouts": len(rs),
                 "validation": (t["validation"] or {}),
                 "origin": t["origin"],
+                "parent": t.get("parent_name"),  # the task it is a harder variant of (--method evolve)
             }
         )
     return rows
@@ -367,6 +368,7 @@ def build_report(db: str | Path, out: Path | str) -> Path:
                     "task": f"<a href='file://{html.escape(r['path'])}'>{html.escape(r['name'])}</a>",
                     "method": r["method"],
                     "origin": html.escape(str(r["origin"])),
+                    "parent": html.escape(r["parent"]) if r.get("parent") else "-",
                     "files": r["n_files"],
                     "pass rate": "-" if r["pass_rate"] is None else f"{r['pass_rate']:.2f}",
                     "turns": "-" if r["turns"] is None else f"{r['turns']:.1f}",
@@ -431,7 +433,7 @@ attempts: {len(attempts)} &middot; accepted environments: {len(accepted)} &middo
 <h2>Valid-environment rate by method</h2>{_table(method_rows, ["method", "n", "valid", "rate", "interval"])}
 <h2>Training steps</h2>{_table(step_rows, STEP_HEADERS)}
 <h2>Audit: every validated task</h2>{audit_html}
-<h2>Accepted environments</h2>{_table(env_rows, ["task", "method", "origin", "files", "pass rate", "turns", "validation"])}
+<h2>Accepted environments</h2>{_table(env_rows, ["task", "method", "origin", "parent", "files", "pass rate", "turns", "validation"])}
 </body></html>"""  # noqa: E501
         index = out / "index.html"
         index.write_text(page)

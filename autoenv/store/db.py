@@ -8,13 +8,14 @@ interrupted flywheel resume without losing or duplicating rows.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.exc import IntegrityError
 
 from autoenv.store import schema as s
@@ -35,6 +36,16 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _has_column(conn: Any, statement: str) -> bool:
+    """Whether ``statement`` adds a column (``ALTER TABLE t ADD COLUMN c ...``) the table has already: a store whose
+    version record is older than its tables (its columns came with a later ``create_all``) is upgraded all the same,
+    where SQLite would refuse the duplicate column."""
+    added = re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", statement, re.I)
+    if added is None:
+        return False
+    return added.group(2) in {c["name"] for c in inspect(conn).get_columns(added.group(1))}
 
 
 class Store:
@@ -66,7 +77,8 @@ class Store:
                 return s.LATEST
             for version in range(current + 1, s.LATEST + 1):
                 for statement in s.MIGRATIONS[version]:
-                    conn.exec_driver_sql(statement)
+                    if not _has_column(conn, statement):
+                        conn.exec_driver_sql(statement)
                 conn.execute(insert(s.schema_version).values(version=version))
         return s.LATEST
 

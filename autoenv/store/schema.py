@@ -60,6 +60,8 @@ tasks = Table(
     Column("n_files", Integer),
     Column("validation", JSON),
     Column("calibration", JSON),
+    Column("parent_name", String(256)),  # the task this one is a harder variant of (propose --method evolve; v3)
+    Column("parent_hash", String(64)),
     Column("created_at", DateTime, server_default=func.now()),
 )
 
@@ -84,6 +86,8 @@ attempts = Table(
     Column("actions", JSON),
     Column("duration_sec", Float),
     Column("episode_path", Text),  # the proposer's episode as it saw it (v2)
+    Column("parent_name", String(256)),  # --method evolve: the task the attempt wrote a variant of (v3)
+    Column("parent_hash", String(64)),
     Column("attempt_key", String(256), nullable=False),
     Column("created_at", DateTime, server_default=func.now()),
     UniqueConstraint("run", "attempt_key", name="uq_attempt_key"),
@@ -165,5 +169,11 @@ metrics = Table(
 MIGRATIONS: dict[int, list[str]] = {
     1: [],  # initial schema, created from ``metadata``
     2: ["ALTER TABLE attempts ADD COLUMN episode_path TEXT"],  # proposer samples are the episodes themselves
+    3: [  # an evolved task keeps its parent (autoenv propose --method evolve)
+        "ALTER TABLE tasks ADD COLUMN parent_name VARCHAR(256)",
+        "ALTER TABLE tasks ADD COLUMN parent_hash VARCHAR(64)",
+        "ALTER TABLE attempts ADD COLUMN parent_name VARCHAR(256)",
+        "ALTER TABLE attempts ADD COLUMN parent_hash VARCHAR(64)",
+    ],
 }
 LATEST = max(MIGRATIONS)

@@ -140,6 +140,12 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     ]
     if drop_negative:
         rules.append(f"`{value}` is not negative (negative values are sensor/entry errors).")
+    # level 1's names are consistent: the rule is defined there, not claimed to be needed
+    names_are = (
+        f"Names that differ only in case and spaces are one {group}"
+        if level == 1
+        else f"The `{group}` names are inconsistent"
+    )
     instruction = (
         textwrap.dedent(f"""\
         # Per-{group} {stat} of {value}
@@ -153,7 +159,7 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
         + "\n".join(f"- {r}" for r in rules)
         + textwrap.dedent(f"""
 
-        The `{group}` names are inconsistent: normalise `{group}` by stripping
+        {names_are}: normalise `{group}` by stripping
         surrounding whitespace and lower-casing (`" {groups[0].title()} "`, `{groups[0].upper()}` and
         `{groups[0]}` are the same {group}).
 
