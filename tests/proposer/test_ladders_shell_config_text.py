@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import configparser
 import csv
+import hashlib
 import io
 import itertools
 import json
@@ -40,6 +41,26 @@ def draft(family: str, level: int, seed: int):
 def embedded(tests: str, name: str):
     """A ``NAME = json.loads(...)`` value of a generated test file."""
     return json.loads(eval(tests.split(f"{name} = json.loads(")[1].split(")\n")[0]))  # noqa: S307 - our own text
+
+
+#: sha256 (first 16 hex digits) of the level-1 drafts of seeds 0-7, as the generators wrote them before the ladders
+LEVEL_ONE_DIGEST = {
+    "shell-script": "d6c26fc561dbe493",
+    "config-repair": "90130029444ebc3d",
+    "text-classification": "6b25c1e4abb61f72",
+}
+
+
+@pytest.mark.parametrize("family", OURS)
+def test_level_one_is_the_task_of_earlier_releases_byte_for_byte(family):
+    case = SeedCase(id="t", task="t", failure_mode="t", target_skill="t", family=family)
+    digest = hashlib.sha256()
+    for seed in range(8):
+        plain = FAMILIES[family].generate(case, random.Random(seed))
+        files = {rel: text if isinstance(text, str) else text.hex() for rel, text in sorted(plain.files.items())}
+        digest.update(json.dumps(files).encode())
+        digest.update(plain.name.encode())
+    assert digest.hexdigest()[:16] == LEVEL_ONE_DIGEST[family]
 
 
 @pytest.mark.parametrize("family", OURS)
