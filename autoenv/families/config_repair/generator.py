@@ -6,7 +6,8 @@ are ones people make in hand-edited files (a missing ``=``, a number written
 in words, units in a numeric field, quoted strings, yes/no for booleans,
 lower-case enum values); the intended value is always evident from the
 broken one, and the tests check every key's value, not just that the launcher
-starts.
+starts. That is level 1 of a 4-level ladder (:data:`LADDER`, :mod:`.ladder`): structural breakages whose
+error points elsewhere, the 2.x formats found in the config's notes, a repair program run on unseen configs.
 """
 
 from __future__ import annotations

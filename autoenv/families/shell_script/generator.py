@@ -6,6 +6,8 @@ on the one directory they were tried on. The verifier runs the script on
 fresh trees it builds itself (spaces, dotfiles, names without extension,
 upper-case extensions, nested folders), so only a general script passes.
 Recursion, hidden-file handling, the sort order and the output separator vary.
+That is level 1 of a 4-level ladder (:data:`LADDER`, :mod:`.ladder`): corner trees, the tool's manual page
+instead of the instruction, a large tree within a time limit.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ below the target. The template makes a labelled corpus from class
 vocabularies with realistic overlap and label noise, sets the target a few
 points below what multinomial naive Bayes reaches on it (so the target is
 reachable with standard-library code in seconds, and a keyword rule falls
-short), and grades predictions against labels only the verifier has.
+short), and grades predictions against labels only the verifier has. That is
+level 1 of a 4-level ladder (:data:`LADDER`, :mod:`.ladder`): a layout found in the files, a predictor run on
+unseen files, a large file within a time limit.
 """
 
 from __future__ import annotations
