@@ -63,9 +63,9 @@ LADDER = (
     Level(
         number=4,
         axes={"less_told": 2, "hidden_cases": 1, "composition": 1},
-        asks="as 3, with a preprocessing pipeline (clip and log1p, in the listed order, before the normalisation), "
-        "PyTorch and Keras layers mixed in one network, and an older export beside the current one (the folder's "
-        "CURRENT names the file in use)",
+        asks="as 3, with a preprocessing pipeline (clip and log1p, in the listed order, before the normalisation; "
+        "a row whose log1p input is -1 or less is invalid), PyTorch and Keras layers mixed in one network, and an "
+        "older export beside the current one (the folder's CURRENT names the file in use)",
     ),
 )
 DEFAULT_LEVEL = 1

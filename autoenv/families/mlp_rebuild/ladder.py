@@ -6,7 +6,9 @@ documented in ``/app/model/EXPORT.md`` and nowhere else. Level 3 runs ``predict.
 corners real CSV exports have (CRLF, quoted fields with commas, extra columns, exponent notation, values large
 enough to overflow a naive sigmoid or softmax, rows with a missing value, a file with no data row). Level 4 adds
 a preprocessing pipeline (steps in order, before normalisation), layers of both kinds in one network and an older
-export beside the current one (``CURRENT`` names the file in use).
+export beside the current one (``CURRENT`` names the file in use). ``log1p`` is undefined at or below -1: EXPORT.md
+and the instruction say such a row is ``invalid``, and the unseen corners hold two (-1 itself and -2.5e+06), so a
+solver that reads the rule and one that guesses (NaN, -inf, a crash) are told apart.
 
 :func:`predict` is the specification the tests' expected values come from, written apart from the scripted
 solver's program (``files/solver_ladder.py``, which the reference solution also writes), so the two check each
@@ -78,7 +80,8 @@ def export(
 
 def probabilities(model: dict[str, Any], row: dict[str, str]) -> list[float] | None:
     """The class probabilities for one CSV row (strings by column name), as the instruction and EXPORT.md say;
-    None for a row with an empty or non-numeric feature value."""
+    None for a row with an empty or non-numeric feature value, or one whose value reaching a ``log1p`` step is -1
+    or less (``ln(1 + x)`` is undefined there)."""
     try:
         raw = {f: float(row[f]) for f in model["features"]}
     except ValueError:
@@ -86,6 +89,8 @@ def probabilities(model: dict[str, Any], row: dict[str, str]) -> list[float] | N
     for step in model.get("preprocess", []):
         for f in step["features"]:
             if step["op"] == "log1p":
+                if raw[f] <= -1:
+                    return None
                 raw[f] = math.log1p(raw[f])
             else:
                 raw[f] = min(max(raw[f], step["min"]), step["max"])
@@ -122,9 +127,11 @@ def margin(model: dict[str, Any], row: dict[str, str]) -> float:
 def corner_rows(rng: random.Random, features: list[str], draw: Any, logged: str | None = None) -> list[dict[str, str]]:
     """Rows with the corners of real exports (as CSV strings): exponent notation, huge values, a missing value,
     a word where a number should be, unicode ids. ``draw()`` gives one ordinary row (feature -> float); no huge
-    value goes to the ``logged`` feature (its log1p would leave the domain)."""
+    value goes to the ``logged`` feature by chance. Where a feature is ``logged``, two more rows give it a value
+    outside log1p's domain (exactly -1, and -2.5e+06): ``invalid``, as EXPORT.md and the instruction say."""
     rows = []
-    for i, kind in enumerate(["exp", "huge", "tiny", "empty", "word", "plain", "exp"]):
+    kinds = ["exp", "huge", "tiny", "empty", "word", "plain", "exp"] + (["at_minus_one", "below"] if logged else [])
+    for i, kind in enumerate(kinds):
         row = {f: f"{v:.3f}" for f, v in draw().items()}
         f = rng.choice([f for f in features if f != logged])
         if kind == "exp":
@@ -137,6 +144,10 @@ def corner_rows(rng: random.Random, features: list[str], draw: Any, logged: str 
             row[f] = ""
         elif kind == "word":
             row[f] = rng.choice(["n/a", "?", "NULL"])
+        elif kind == "at_minus_one" and logged:
+            row[logged] = "-1"
+        elif kind == "below" and logged:
+            row[logged] = "-2.5e+06"
         rows.append({"id": f"c{i + 1:02d}-{rng.choice(['é', 'ß', 'ø', '東'])}", **row})
     return rows
 
@@ -183,7 +194,9 @@ def doc(rung: int) -> str:
             Adds `preprocess`: steps applied to the raw feature values before the normalisation, in the order
             listed, each to the features it names:
 
-            - `{"op": "log1p", "features": [...]}`: `x = ln(1 + x)`;
+            - `{"op": "log1p", "features": [...]}`: `x = ln(1 + x)`, defined for `x > -1` only: a row whose
+              value reaching this step is -1 or less has no prediction (it is invalid, like a row with a
+              missing value);
             - `{"op": "clip", "features": [...], "min": a, "max": b}`: `x = min(max(x, a), b)`.
 
             A network may mix `weight` and `kernel` layers (layers converted from another framework keep their key).
@@ -237,6 +250,11 @@ def instruction(rung: int, where: str) -> str:
             (`1.5e+01`) or be very large (`-2.5e+06`: compute without overflowing), and a file may have no data
             row (then write just the header). A row whose value of some feature is empty or not a number gets
             the label `invalid` and an empty confidence.
+            """)
+    if rung >= 4:
+        text += textwrap.dedent("""
+            A row that a preprocessing step of the export cannot take (a `log1p` of a value of -1 or less: see
+            `EXPORT.md`) is `invalid` too.
             """)
     return text + textwrap.dedent("""
         Then run it on `/app/data/inputs.csv` to produce `/app/predictions.csv`. Confidences are checked to

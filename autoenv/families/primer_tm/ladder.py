@@ -136,14 +136,22 @@ def conf(rng: random.Random, formula: str, na: float, short_below: int, max_delt
 
 
 def methods(level: int) -> str:
-    """``/app/protocol/METHODS.txt``: what each method computes (and, at level 4, one the report does not use)."""
-    text = textwrap.dedent("""\
+    """``/app/protocol/METHODS.txt``: what each method computes (and, at level 4, one the report does not use).
+
+    Which primers are short is said with tm.conf's own key and words (fewer than ``short_below`` bases; at level 4
+    at most ``wallace_max_len`` bases), so the two files cannot be read two ways at the boundary."""
+    short = (
+        "short primers: at most tm.conf's wallace_max_len bases"
+        if level >= 4
+        else "short primers: fewer than tm.conf's short_below bases"
+    )
+    text = textwrap.dedent(f"""\
         Melting temperature methods
         ===========================
 
         N is the primer's length, A, C, G, T its base counts (upper and lower case alike).
 
-        Wallace rule (short primers, below the protocol's threshold)
+        Wallace rule ({short})
             Tm = 2 * (A + T) + 4 * (G + C)
 
         basic (longer primers)
@@ -185,7 +193,7 @@ def instruction(rung: int, told: str, n: int) -> str:
         + told
         + textwrap.dedent(f"""
         Write `/app/tm_report.tsv` (tab-separated): the header `name<TAB>length<TAB>gc_percent<TAB>tm`, then one
-        line per primer in file order, `gc_percent` = `100 * (G + C) / N` and `tm` rounded to 1 decimal place.
+        line per primer in file order, `gc_percent` (`100 * (G + C) / N`) and `tm` both rounded to 1 decimal place.
 
         Then write `/app/pairs.tsv`: the header `pair<TAB>delta_tm<TAB>compatible`, then one line per pair
         ({order}) with the pair's `<TAG>`, the absolute difference of the two (unrounded) melting temperatures

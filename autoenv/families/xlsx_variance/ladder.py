@@ -19,13 +19,16 @@ LEDGER = "Ledger"
 
 
 def notes(case: dict[str, Any], rung: int) -> list[str]:
-    """The Notes sheet's lines (column A): the conventions the level-1 instruction spells out, and more."""
+    """The Notes sheet's lines (column A): the conventions the level-1 instruction spells out, and more.
+
+    "More than x% of the budget" would be undefined for a negative budget; no figure the sheet or the tests use
+    has one (:func:`corners`, the level-1 draws), and the Status line says so."""
     lines = [
         "Conventions of group finance for the budget sheets",
         "",
         f"Variance: {case['definition']}.",
         f"Status: the text CHECK when the absolute variance is more than {case['tolerance'] * 100:g}% of the row's "
-        "budget, the text OK otherwise.",
+        "budget, the text OK otherwise. Budgets are never negative (a budget of 0 is a budget like any other).",
         "Total row: under Budget, Actual and Variance the sum of the rows above; under Status the number of rows "
         "flagged CHECK.",
         "Every cell you complete holds a formula, so that the sheet stays right when a figure changes.",
@@ -41,7 +44,8 @@ def notes(case: dict[str, Any], rung: int) -> list[str]:
 
 def corners(rng: random.Random, n: int, tolerance: float) -> list[tuple[int, int]]:
     """(budget, actual) for every row, with the corners first: a variance exactly at the limit (OK), a budget of
-    0 with an actual (CHECK) and without (OK), a credit (negative actual); the rest ordinary figures."""
+    0 with an actual (CHECK) and without (OK), a credit (negative actual); the rest ordinary figures. No budget
+    is negative (the Notes sheet says so: its Status rule is undefined for one)."""
     limit = int(tolerance * 2000)
     rows = [
         (2000, 2000 + rng.choice([-1, 1]) * limit),

@@ -20,7 +20,8 @@ NORM = model.get("normalization") or {}
 
 
 def features_of(row):
-    """The network's input for a row, or None when a value is empty or not a number."""
+    """The network's input for a row, or None when a value is empty or not a number, or outside a step's domain
+    (log1p of -1 or less: EXPORT.md)."""
     raw = {}
     for f in model["features"]:
         try:
@@ -31,6 +32,8 @@ def features_of(row):
             return None
     for step in model.get("preprocess", []):
         for f in step["features"]:
+            if step["op"] == "log1p" and raw[f] <= -1:
+                return None
             raw[f] = math.log1p(raw[f]) if step["op"] == "log1p" else min(max(raw[f], step["min"]), step["max"])
     x = [raw[f] for f in model["features"]]
     if NORM:
