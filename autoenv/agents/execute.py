@@ -28,11 +28,12 @@ def run_script(command: str) -> str:
     return f"exec 2>&1\n{command}"
 
 
-def write_scripts(path: str, content: str) -> list[str]:
+def write_scripts(path: str, content: str | bytes) -> list[str]:
     """The shell texts a ``write_file`` action executes, one exec each: its bytes base64-coded in pieces under the
     argument limit, the first creating the folder and the file, the others appending."""
     q = shlex.quote(path)
-    data = base64.b64encode(content.encode()).decode()
+    raw = content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass")
+    data = base64.b64encode(raw).decode()
     chunks = [data[i : i + _WRITE_CHUNK] for i in range(0, len(data), _WRITE_CHUNK)] or [""]
     return [
         run_script(
@@ -98,7 +99,7 @@ async def execute(
 async def _write(
     environment: BaseEnvironment, action: WriteFileAction, call_id: str, timeout_sec: float, started: float
 ) -> ActionResult:
-    for script in write_scripts(action.path, action.content):
+    for script in write_scripts(action.path, action.data()):
         res = await environment.exec(script, timeout_sec=_secs(timeout_sec))
         if res.return_code != 0:
             out = (res.stdout or "").strip()
@@ -111,7 +112,7 @@ async def _write(
                 started,
                 False,
             )
-    size = len(action.content.encode())
+    size = len(action.data())
     return _result(call_id, action, f"Wrote {size} bytes to {action.path}.", 0, None, started, False)
 
 

@@ -46,7 +46,7 @@ def _lines(action: object) -> list[str]:
     if isinstance(action, RunAction):
         scripts = [run_script(action.command)]
     elif isinstance(action, WriteFileAction):
-        scripts = write_scripts(action.path, action.content)
+        scripts = write_scripts(action.path, action.data())
     else:
         return []
     return [f'(cd "$start" && bash -c {shlex.quote(script)})' for script in scripts]

@@ -31,7 +31,8 @@ def export_harbor(
         typer.Option(
             "--harden",
             help="Export a task whose tests import the agent's code into pytest hardened (as `autoenv task harden`: "
-            "the same tests, the agent's code behind the broker); one whose tests cannot be served stops the export.",
+            "the same tests, the agent's code behind the broker; named inputs the verifier would read from the agent "
+            "restored from the image first); one whose tests cannot be served stops the export.",
         ),
     ] = False,
 ) -> None:
@@ -66,6 +67,9 @@ def export_harbor(
         hardened = [p.name for p in written if (p / "tests" / "agentimport.json").is_file()]
         names = f" ({', '.join(hardened)})" if hardened else ""
         console.print(f"with the agent's code behind the broker: {len(hardened)} of {len(written)}{names}")
+        restored = [p.name for p in written if (p / "tests" / "autoenv-inputs.json").is_file()]
+        if restored:
+            console.print(f"with their inputs restored from the image before the tests: {', '.join(restored)}")
     if trial_config:
         from autoenv.trials.trial_config import harbor_trial_config, write_trial_config
 

@@ -54,6 +54,7 @@ def propose(
     solver: Annotated[str | None, option(P, "solver")] = default(P, "solver"),
     rollouts: Annotated[int, option(P, "rollouts", "-k", "--rollouts", min=1)] = default(P, "rollouts"),
     max_rounds: Annotated[int, option(P, "max_rounds", min=1)] = default(P, "max_rounds"),
+    repair_rounds: Annotated[int, option(P, "repair_rounds", min=0)] = default(P, "repair_rounds"),
     seed: Annotated[int, option(P, "seed")] = default(P, "seed"),
     flaw_rate: Annotated[float, option(P, "flaw_rate", min=0.0, max=1.0)] = default(P, "flaw_rate"),
     model: Annotated[str | None, option(P, "model")] = default(P, "model"),

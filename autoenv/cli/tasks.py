@@ -63,7 +63,9 @@ def harden(
     """Rewrite a task so its own tests run the agent's code out of the judge's process: pytest as the grader through
     the broker (tests/agentcall.py), every module of the agent's folders served from a process of nobody's, its
     programs run through run_agent. Tests the broker cannot serve (patching the agent's code, passing it the tests'
-    callables, reading its source) fail the command with file and line, and nothing is written (exit 2)."""
+    callables, reading its source) fail the command with file and line, and nothing is written (exit 2). The inputs
+    the instruction names that the verifier would read from the agent's sandbox are put back as the image ships them
+    before the tests run (a task that needs only that, pytest or not, gets only that)."""
     from autoenv.cli.common import fail_with
     from autoenv.errors import TaskError
     from autoenv.taskfmt.harden import harden as harden_task
@@ -75,9 +77,11 @@ def harden(
     if json_out:
         print_json(done.model_dump(mode="json"))
         return
+    what = [f"the agent's folders: {', '.join(done.roots)}; tests: {', '.join(done.tests)}"] if done.roots else []
+    if done.inputs:
+        what.append(f"inputs restored from the image before the tests: {', '.join(done.inputs)}")
     console.print(
-        f"[green]hardened[/green]: {done.task} (the agent's folders: {', '.join(done.roots)}; tests: "
-        f"{', '.join(done.tests)}); validate it with `autoenv validate {done.task}`",
+        f"[green]hardened[/green]: {done.task} ({'; '.join(what)}); validate it with `autoenv validate {done.task}`",
         highlight=False,
         soft_wrap=True,
     )

@@ -150,9 +150,9 @@ def validate(
         Path | None,
         typer.Option(
             "--harden",
-            help="Harden each task whose tests import the agent's code into this folder first (`autoenv task "
-            "harden`) and validate the hardened copy; a task that cannot be hardened is validated as it is, the "
-            "reason printed.",
+            help="Harden each task whose tests import the agent's code, or whose verifier would read the agent's "
+            "copy of a named input, into this folder first (`autoenv task harden`) and validate the hardened copy; a "
+            "task that cannot be hardened is validated as it is, the reason printed.",
         ),
     ] = None,
 ) -> None:

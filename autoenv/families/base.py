@@ -152,7 +152,7 @@ class Family:
         if isinstance(toml := draft.files.get("task.toml"), str):
             draft.files["task.toml"] = with_level(toml, rung)
         draft.params["ladder_level"] = number
-        if number != 1:  # tasks of two levels drawn from one seed are two tasks: two folder names
+        if number != 1 and f"-l{number}-" not in draft.name:  # two levels drawn from one seed: two folder names
             head, _, tail = draft.name.rpartition("-")
             draft.name = f"{head}-l{number}-{tail}" if head else f"{draft.name}-l{number}"
         return draft

@@ -61,7 +61,7 @@ from autoenv.proposer.scripted_agentic import ScriptedAgenticPolicy
 from autoenv.proposer.sync import download_workspace, task_hashes, upload_workspace
 from autoenv.proposer.workspace import Workspace
 from autoenv.sandbox.backends import get_backend
-from autoenv.vocab import ProposerPolicy, SolverPolicy
+from autoenv.vocab import Method, ProposerPolicy, SolverPolicy
 
 # -- the agent ---------------------------------------------------------------------------
 
@@ -154,7 +154,7 @@ def proposer_task(
     (root / "tests").mkdir()
     (root / "solution").mkdir()
     (root / "instruction.md").write_text(
-        brief(case, workspace, task_name, agentic=True, rollouts=rollouts, max_rounds=max_rounds)
+        brief(case, workspace, task_name, method=Method.AGENTIC, rollouts=rollouts, max_rounds=max_rounds)
     )
     (root / "task.toml").write_text(
         textwrap.dedent(f"""\

@@ -8,7 +8,6 @@ their report as the command's output. :class:`AgenticJob` is what the proposer a
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import shlex
@@ -21,7 +20,7 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from pydantic import BaseModel, Field
 
 from autoenv.proposer.models import ProposeOptions, SeedCase
-from autoenv.proposer.workspace import Workspace, mirror_task
+from autoenv.proposer.workspace import Workspace, mirror_task, solver_entry
 
 SANDBOX_ROOT = "/workspace"
 #: Errors that mean no reply could be had from the model (see autoenv.agents.policies.base).
@@ -162,7 +161,7 @@ class ChildServer:
             return (("OK: well formed" + (f"\n{listing}" if listing else "")) if ok else "PROBLEMS:\n" + listing), ok
         if verb == "validate":
             return await self._validate(host_task, call)
-        return await self._solve(host_task, k, call)
+        return await self._solve(environment, host_task, k, call)
 
     def rounds_used(self) -> int:
         """Validation rounds spent: a round is one ``validate`` that ran (help and refusals are not rounds)."""
@@ -211,7 +210,7 @@ class ChildServer:
             lines += ["", report.feedback()]  # errors first, then warnings and notes, each with its level
         return "\n".join(lines), report.valid
 
-    async def _solve(self, task: Path, k: int, call: ChildCall) -> tuple[str, bool]:
+    async def _solve(self, environment: BaseEnvironment, task: Path, k: int, call: ChildCall) -> tuple[str, bool]:
         from autoenv.validate.calibration import acalibrate
 
         report = await acalibrate(
@@ -231,46 +230,21 @@ class ChildServer:
             "",
         ]
         for i, r in enumerate(report.rollouts, 1):
-            lines.append(
-                f"rollout {i}: reward {r.reward}"
-                + (f", error {r.error}" if r.error else "")
-                + (f", {r.n_turns} turns" if r.n_turns is not None else "")
-                + f", {r.seconds:.1f}s"
-            )
-            lines += [f"    {line}" for line in rollout_summary(r.trial_dir)]
-        return "\n".join(lines), report.accepted
+            lines += r.describe(i)
+        text = "\n".join(lines)
+        await self._note(environment, task.name, text)
+        return text, report.accepted
 
+    async def _note(self, environment: BaseEnvironment, name: str, text: str) -> None:
+        """Keep what the solver did in the sandbox's ``memory/solver/<task>.md`` (and so, after the episode, in the
+        workspace's), where the proposer can read it again."""
+        from autoenv.agents.execute import write_scripts
 
-def rollout_summary(trial_dir: str, limit: int = 6) -> list[str]:
-    """The end of a solver rollout as the proposer should see it: its last message and the verifier's verdict lines."""
-    out: list[str] = []
-    root = Path(trial_dir) if trial_dir else None
-    if root is None or not root.is_dir():
-        return out
-    try:
-        steps = json.loads((root / "agent" / "trajectory.json").read_text()).get("steps", [])
-        messages = [s.get("message") for s in steps if s.get("source") == "agent" and s.get("message")]
-        finishes = [
-            c.get("arguments", {}).get("message")
-            for s in steps
-            for c in (s.get("tool_calls") or [])
-            if c.get("function_name") == "finish"
-        ]
-        if finishes and finishes[-1]:
-            out.append(f"solver finished: {str(finishes[-1])[:200]}")
-        elif messages:
-            out.append(f"solver's last note: {str(messages[-1])[:200]}")
-    except (OSError, ValueError):
-        pass
-    try:
-        verifier = (root / "verifier" / "test-stdout.txt").read_text(errors="replace").strip().splitlines()
-        tail = [line for line in verifier if line.startswith(("FAILED", "PASSED", "FAIL", "E  ", "PASS"))][
-            -limit:
-        ] or verifier[-3:]
-        out += [f"verifier: {line[:200]}" for line in tail]
-    except OSError:
-        pass
-    return out
+        rel = f"memory/solver/{name}.md"
+        old = await environment.exec(f"cat {SANDBOX_ROOT}/{rel} 2>/dev/null", timeout_sec=30)
+        body = (old.stdout or "") + solver_entry(text)
+        for script in write_scripts(f"{SANDBOX_ROOT}/{rel}", body):
+            await environment.exec(script, timeout_sec=30)
 
 
 class ServedEnvironment:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.agents.policies.base import ActionResult, Conversation, PolicyReply, Turn
-from autoenv.shared.actions import FinishAction, RunAction, WriteFileAction
+from autoenv.shared.actions import FinishAction, WriteFileAction
 from autoenv.shared.episodes import EpisodeSource, ProposerEpisode, TokenTurn
 
 
@@ -95,21 +95,13 @@ def from_trajectory(path: Path | str) -> ProposerEpisode:
 
 
 def write_actions(path: str, data: str | bytes) -> list[Any]:
-    """Text files through write_file; binary fixtures (.xlsx, .docx) as base64 through the shell."""
+    """One ``write_file`` per file: text as it is; bytes that are not UTF-8 (.xlsx, .docx) as base64 (its
+    ``encoding``), so the written methods, which run nothing, write binary fixtures the same way."""
     import base64
-    import shlex
-
-    from autoenv.shared.actions import RunAction, WriteFileAction
 
     if isinstance(data, str):
         return [WriteFileAction(path=path, content=data)]
-    encoded = base64.b64encode(data).decode()
-    chunks = [encoded[i : i + 60_000] for i in range(0, len(encoded), 60_000)] or [""]
-    q = shlex.quote(path)
-    return [
-        RunAction(command=f"printf %s {shlex.quote(chunk)} | base64 -d {'>' if i == 0 else '>>'} {q}")
-        for i, chunk in enumerate(chunks)
-    ]
+    return [WriteFileAction(path=path, content=base64.b64encode(data).decode(), encoding="base64")]
 
 
 def read_task_files(task_dir: Path) -> dict[str, str | bytes]:
@@ -130,27 +122,19 @@ def feedback_turn(last: PolicyReply, feedback: str, task_name: str) -> Turn:
 
     Here, not in :mod:`autoenv.proposer.llm`: the scripted episode answers its replies the same way, and the
     episode must not need the LLM loop."""
-    results = [ActionResult(call_id=c.id, action=c.action, output=_observation(c.action)) for c in last.calls]
+    from autoenv.proposer.written import observation
+
+    results = [ActionResult(call_id=c.id, action=c.action, output=observation(c)) for c in last.calls]
     note = (
         f"Validation of tasks/{task_name} in a separate sandbox:\n\n{feedback}\n\n"
         "Rewrite the files that need to change (complete new content with write_file; remove a file with "
-        "a `run` call `rm <path>`), then call finish."
+        "remove_file), then call finish."
     )
     # in tool mode only call results reach the model, so the feedback rides on the last one
     if results:
         results[-1] = results[-1].model_copy(update={"output": f"{results[-1].output}\n\n{note}"})
         return Turn(reply=last, results=results)
     return Turn(reply=last, feedback=note)
-
-
-def _observation(action: Any) -> str:
-    if isinstance(action, WriteFileAction):
-        return f"Wrote {len(action.content.encode())} bytes to {action.path}."
-    if isinstance(action, FinishAction):
-        return "Finished."
-    if isinstance(action, RunAction) and action.command.strip().startswith("rm "):
-        return "Removed."
-    return "Not run: in this method the task is only written, not executed."
 
 
 class ScriptedEpisode:
@@ -170,20 +154,20 @@ class ScriptedEpisode:
 
     def write(self, files: dict[str, str | bytes], deletions: list[str] = (), note: str = "") -> None:
         from autoenv.agents.policies.base import Call
-        from autoenv.shared.actions import FinishAction, RunAction, action_to_tool_call
+        from autoenv.proposer.written import REMOVE_FILE
+        from autoenv.shared.actions import action_to_tool_call
 
         if self.replies:
             self.conversation.turns.append(feedback_turn(self.replies[-1], self._feedback or "", self.task_name))
         actions = [a for rel, data in sorted(files.items()) for a in write_actions(rel, data)]
-        if deletions:
-            import shlex
-
-            actions.append(RunAction(command="rm -f " + " ".join(shlex.quote(d) for d in deletions)))
-        actions.append(FinishAction(message=f"tasks/{self.task_name}"))
+        named: list[tuple[str, dict[str, Any], Any]] = [(*action_to_tool_call(a), a) for a in actions]
+        named += [(REMOVE_FILE, {"path": d}, None) for d in deletions]
+        named.append(
+            ("finish", {"message": f"tasks/{self.task_name}"}, FinishAction(message=f"tasks/{self.task_name}"))
+        )
         turn = len(self.replies) + 1
         calls, wire = [], []
-        for i, action in enumerate(actions):
-            name, args = action_to_tool_call(action)
+        for i, (name, args, action) in enumerate(named):
             call_id = f"call_{turn}_{i + 1}"
             calls.append(Call(id=call_id, name=name, arguments=args, action=action))
             wire.append(
@@ -208,12 +192,12 @@ class ScriptedEpisode:
         self._feedback = text
 
     def episode(self) -> ProposerEpisode:
-        from autoenv.agents.policies.prompts import system_prompt
+        from autoenv.proposer.written import author_system
 
         return from_conversation(
             self.conversation,
             self.replies[-1] if self.replies else None,
-            system=system_prompt(tools=True),
+            system=author_system(tools=True),
             tools=True,
             replies=self.replies,
             source="scripted",

@@ -39,6 +39,9 @@ class AttemptRecord(BaseModel):
     pass_rate: float | None = None
     reason: str | None = Field(default=None, description="Why the attempt was rejected (the failing check's feedback).")
     reward: float = 0.0
+    calibration: str | None = Field(
+        default=None, description="The last calibration's verdict (K and the verdict), accepted or not."
+    )
     n_files: int | None = None
     rounds: int = 1
     duration_sec: float = 0.0
@@ -67,6 +70,10 @@ class ProposeSummary(BaseModel):
     records: list[AttemptRecord] = Field(default_factory=list)
 
 
+#: The fewest calibration rollouts a model-written task gets: with K=4 a pass rate of 1/4, 1/2 or 3/4 is accepted.
+MODEL_MIN_ROLLOUTS = 4
+
+
 class ProposeOptions(BaseModel):
     """How to propose from a seed case: the one place the defaults of ``autoenv propose`` and ``propose()`` live."""
 
@@ -92,7 +99,17 @@ class ProposeOptions(BaseModel):
     seed: int = Field(default=0, description="Seed of the proposer (and of the calibration rollouts).")
     model: str | None = Field(default=None, description="Model name for --policy openai.")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for --policy openai.")
-    max_rounds: int = Field(default=3, ge=1, description="Validation rounds per attempt (feedback, agentic).")
+    max_rounds: int = Field(
+        default=3,
+        ge=1,
+        description="Rounds per attempt: with a model's feedback method, difficulty rounds (calibrated drafts); "
+        "agentic and scripted: validation rounds.",
+    )
+    repair_rounds: int = Field(
+        default=3,
+        ge=0,
+        description="A model's feedback method: rounds that repair an invalid task, apart from the difficulty rounds.",
+    )
     flaw_rate: float = Field(
         default=0.5, ge=0.0, le=1.0, description="Scripted proposer: share of first drafts with a realistic mistake."
     )
@@ -131,6 +148,11 @@ class ProposeOptions(BaseModel):
     def _model_for_openai(self) -> ProposeOptions:
         if self.policy == ProposerPolicy.OPENAI and not self.model:
             raise ValueError("--policy openai needs --model (and usually --base-url)")
+        if self.policy == ProposerPolicy.OPENAI and self.rollouts < MODEL_MIN_ROLLOUTS:
+            raise ValueError(
+                f"--rollouts {self.rollouts}: a model-written task is calibrated with at least {MODEL_MIN_ROLLOUTS} "
+                f"rollouts (with K=2 the only accepted pass rate is exactly 1/2); give -k {MODEL_MIN_ROLLOUTS} or more"
+            )
         return self
 
     @model_validator(mode="after")

@@ -235,7 +235,7 @@ async def _judge(task_dir: Path, log: ActionLog, settings: JudgeSettings, emit: 
 async def _scripted_attempt(a: AttemptContext, table: Any = None, evolution: Evolution | None = None):
     case, ws, attempt, method, log, settings, emit, episodes = a.unpack()
     seed, flaw_rate, max_rounds = a.options.seed, a.options.flaw_rate, a.options.max_rounds
-    from autoenv.proposer.llm import brief
+    from autoenv.proposer.llm import brief, solver_report
 
     if evolution is not None:
         proposer = evolution.proposer(seed=seed, flaw_rate=flaw_rate, workspace=ws)
@@ -250,7 +250,9 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None, evolution: Evo
     if evolution is not None:
         instruction = evolution.brief(ws, draft.name, rollouts=a.options.rollouts, max_rounds=max_rounds)
     else:
-        instruction = brief(case, ws, draft.name)
+        instruction = brief(
+            case, ws, draft.name, method=method, rollouts=settings.rollouts, max_rounds=max_rounds, repair_rounds=None
+        )
     chat = ScriptedEpisode(instruction, draft.name)
     log.add("Build", f"template {family.name}: generated data, target and expected results ({draft.summary()[:300]})")
     task_dir = write_draft(draft, ws.tasks)
@@ -265,7 +267,7 @@ async def _scripted_attempt(a: AttemptContext, table: Any = None, evolution: Evo
     while method in REVISING and not verdict.accepted and rounds < max_rounds:
         feedback = verdict.feedback()
         log.add("Read", f"feedback: {feedback.splitlines()[0][:200]}")
-        chat.feedback(feedback)
+        chat.feedback("\n\n".join(filter(None, [feedback, solver_report(verdict.calibration)])))
         if not verdict.valid:
             before = read_task_files(task_dir)
             fixes = repair(task_dir, feedback)
@@ -312,66 +314,68 @@ def _climb(proposer: ScriptedProposer, family: Any, draft: Any, verdict: Judgeme
 
 async def _model_attempt(a: AttemptContext, evolution: Evolution | None = None):
     case, ws, attempt, method, log, settings, emit, episodes = a.unpack()
-    seed, model, base_url, max_rounds, rollouts = (
-        a.options.seed,
-        a.options.model,
-        a.options.base_url,
-        a.options.max_rounds,
-        a.options.rollouts,
-    )
-    from autoenv.proposer.llm import ModelTaskWriter, brief
+    o = a.options
+    from autoenv.proposer.llm import ModelTaskWriter, apply_files, brief, model_feedback, solver_report
 
-    name = evolution.model_name(attempt) if evolution is not None else f"{slug(case.id, 20)}-s{seed}-a{attempt}"
+    name = evolution.model_name(attempt) if evolution is not None else f"{slug(case.id, 20)}-s{o.seed}-a{attempt}"
     task_dir = ws.tasks / name
-    writer = ModelTaskWriter(model=model, base_url=base_url, seed=seed * 1000 + attempt)
+    writer = ModelTaskWriter(model=o.model, base_url=o.base_url, seed=o.seed * 1000 + attempt)
     try:
         log.add("Read", f"seed case {case.id}, FORMAT.md, skills, lessons (in the prompt)")
         if evolution is not None:
             log.add("Read", f"task {evolution.parent.name}'s files (in the prompt)")
-            instruction = evolution.brief(ws, name, rollouts=rollouts, max_rounds=max_rounds)
+            text = evolution.brief(ws, name, rollouts=o.rollouts, max_rounds=o.max_rounds)
         else:
-            instruction = brief(case, ws, name, rollouts=rollouts, max_rounds=max_rounds)
-        files, deletions = await writer.draft(instruction, name)
+            text = brief(
+                case,
+                ws,
+                name,
+                method=method,
+                rollouts=o.rollouts,
+                max_rounds=o.max_rounds,
+                repair_rounds=o.repair_rounds,
+            )
+        files, deletions = await writer.draft(text, name)
         if task_dir.exists():
             shutil.rmtree(task_dir)
-        _apply(task_dir, files, deletions, log)
+        apply_files(task_dir, files, deletions, log)
         rounds = 1
-        verdict = await _judge(task_dir, log, settings, emit, rounds)
+
+        async def judged() -> Judgement:
+            verdict = await _judge(task_dir, log, settings, emit, rounds)
+            if verdict.valid and verdict.calibration is not None:  # the workspace keeps what the solver did
+                ws.solver_runs(name, solver_report(verdict.calibration))
+            return verdict
+
+        verdict = await judged()
         repairs: list[str] = []
-        while method in REVISING and not verdict.accepted and rounds < max_rounds:
-            log.add("Read", f"feedback: {verdict.feedback().splitlines()[0][:200]}")
-            files, deletions = await writer.revise(verdict.feedback(), name)
+        # two budgets (issue 42): repairing validity does not cost a difficulty round, and the reverse
+        repairs_left, variants_left = o.repair_rounds, o.max_rounds - 1
+        while method in REVISING and not verdict.accepted:
+            if verdict.valid and variants_left > 0:
+                variants_left -= 1
+            elif not verdict.valid and repairs_left > 0:
+                repairs_left -= 1
+            else:
+                log.add("Read", f"no {'difficulty' if verdict.valid else 'repair'} round left: {verdict.reason()}")
+                break
+            feedback = model_feedback(verdict, repairs_left=repairs_left, variants_left=variants_left)
+            log.add("Read", f"feedback: {feedback.splitlines()[0][:200]}")
+            files, deletions = await writer.revise(feedback, name)
             if not files and not deletions:
                 log.add("Read", "the model changed nothing; stopping")
                 break
-            _apply(task_dir, files, deletions, log)
+            apply_files(task_dir, files, deletions, log)
             repairs.append(
                 f"round {rounds}: rewrote {', '.join(sorted(files)) or '-'}; removed {', '.join(deletions) or '-'}"
             )
             rounds += 1
-            verdict = await _judge(task_dir, log, settings, emit, rounds)
+            verdict = await judged()
         return task_dir, verdict, rounds, repairs
     finally:
         if (episode := writer.episode()) is not None and writer.replies:
             episodes[:] = [episode]
         await writer.aclose()
-
-
-def _apply(task_dir: Path, files: dict[str, str], deletions: list[str], log: ActionLog) -> None:
-    """Write the model's files byte for byte as UTF-8 (``\\r``, NUL and non-ASCII kept whatever the locale: a
-    data file's sha256 in the tests must match what the model wrote), and honour its ``rm`` calls."""
-    for rel, text in files.items():
-        path = task_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8", "surrogatepass"))
-        if rel.endswith(".sh"):
-            path.chmod(0o755)
-        log.add("Write", f"write_file {rel} ({len(text)} chars)")
-    for rel in deletions:
-        path = task_dir / rel
-        if path.is_file():
-            path.unlink()
-            log.add("Build", f"rm {rel}")
 
 
 # -- records ------------------------------------------------------------------------------
@@ -409,6 +413,8 @@ def _record(
     record.pass_rate = verdict.pass_rate
     record.reward = verdict.reward
     record.reason = verdict.reason()
+    if verdict.calibration is not None:  # always, accepted or not and whatever rounds were left (issue 42)
+        record.calibration = f"K={verdict.calibration.settings.rollouts}: {verdict.calibration.verdict}"
     if error and record.reason:
         record.reason += f"\n(proposer episode: {error})"
     return record

@@ -7,7 +7,8 @@ earlier attempts) carries over to the next seed case::
     skills/     editable generation skills (markdown) the proposer reads and may rewrite
     tools/      helper scripts it may run and improve (plain Python/shell: they also run
                 inside the agentic proposer's sandbox, where autoenv is not installed)
-    memory/     retained experience: attempts.jsonl (one line per attempt) and lessons.md
+    memory/     retained experience: attempts.jsonl (one line per attempt), lessons.md and solver/<task>.md
+                (per calibration rollout: the solver's reward, turns, commands and where it stopped)
     tasks/      every generated task, accepted or not (the verdict is kept next to it)
     FORMAT.md   the Harbor task format spec (fixed input, refreshed on every run)
     seed_case.yaml  the seed case of the current run (fixed input)
@@ -28,6 +29,7 @@ from typing import Any
 from autoenv.families.base import pytest_test_sh
 from autoenv.grading import AGENTCALL
 from autoenv.proposer.models import AttemptRecord, SeedCase
+from autoenv.proposer.skills import SKILLS
 
 LAYOUT = ("skills", "tools", "memory", "tasks")
 
@@ -87,7 +89,7 @@ tests/test.sh:
 ```bash
 {TEST_SH}```
 
-Copy `tools/agentcall.py` into the task as `tests/agentcall.py`: the runner above starts pytest through it.
+{BROKER}
 Never import the agent's code into the tests (no `sys.path.insert(0, "/app")`, no `importlib`/`runpy`), and
 never start its programs with `subprocess`/`os.system`: a module that calls `os._exit(0)` at import, or rewrites
 pytest's reports, would decide the reward, and a program run as the tests' user reads the expected values.
@@ -127,7 +129,7 @@ want=$(awk -F, 'NR > 1 {{ s[$1] += $2 }} END {{ for (k in s) print k, s[k] }}' /
 [ "$got" = "$want" ] && echo 1 > /logs/verifier/reward.txt
 ```
 
-Rules the validator enforces (`autoenv-child validate tasks/<name>` runs it in a separate sandbox):
+Rules the validator enforces ({VALIDATE}):
 
 - structure: Harbor can load the task; the solution and a verifier exist; the verifier writes a reward;
   no merge-conflict markers or credentials in any file; no downloads while grading (there is no network);
@@ -146,80 +148,38 @@ Each finding has a level: an error makes the task invalid; a warning (lint style
 unknown fields) is worth fixing but changes nothing; a note is a limit of how the task is run. The
 feedback lists errors first, each with the file (and line) and what to do.
 
-Then calibration (`autoenv-child solve tasks/<name>`) runs the current solver K times (K: the attempt's
-rollouts, stated in the brief; `-k K` asks for another number):
-a task is accepted when the solver passes sometimes and fails sometimes.
+Then calibration ({SOLVE}) runs the current solver K times (K: the attempt's rollouts, stated in the
+brief): a task is accepted when the solver passes sometimes and fails sometimes (at least one of the K
+rollouts passes and one fails).
 """
 #: the verifier runner every template family writes (one source: templates/base.py)
 FORMAT_MD = FORMAT_MD.replace("{TEST_SH}", pytest_test_sh())
 
-SKILLS: dict[str, str] = {
-    "writing-tasks.md": """\
-# Writing a task from a seed case
-
-1. Read `seed_case.yaml`: what the base agent failed at (`failure_mode`) and the skill to train
-   (`target_skill`). The new task must exercise that skill, on new data, with a new twist.
-2. Generate the data with a script and a fixed random seed; compute the expected results with
-   the same script and put them only in `tests/` (never in `instruction.md` or `environment/`).
-3. Specify everything the tests check: file names, formats, rounding, sort orders, tie-breaks.
-   A solver must be able to pass from the instruction alone.
-4. Write `solution/solve.sh` as a real solution (it computes, it does not paste the answers).
-5. Protect inputs with a sha256 check in the tests, so editing the data is not a way out.
-6. Validate with `autoenv-child validate tasks/<name>`, then calibrate with
-   `autoenv-child solve tasks/<name>` (the brief says how many rollouts and validation rounds you have).
-""",
-    "writing-tests.md": """\
-# Writing tests that cannot be gamed
-
-- Check content and behaviour, not existence: compare values (with a stated tolerance),
-  run the agent's program on inputs it has never seen (ship them in `tests/`).
-- `tests/test.sh` must write `/logs/verifier/reward.txt` on every path: never `set -e` before
-  the reward line; write 0 when anything fails.
-- Grade in a fresh sandbox: `environment_mode = "separate"` under `[verifier]` and
-  `artifacts = ["/app"]` at the top of task.toml. The tests then run in a new sandbox made from
-  the image with the agent's `/app` copied in: no process the agent left running, no program it
-  planted on PATH or in site-packages, can touch the reward.
-- When the tests run a program or module the agent wrote, run it through `tests/agentcall.py`
-  (`run_agent([...])`, `agent_module(...)`: as nobody, never as the tests' own user, which can read the
-  expected values), hand it inputs in `agent_folder(...)` (never a path next to the tests), and compare
-  plain data: `assert mod.is_valid(x) is True`, not `assert mod.is_valid(x)` (an object of the agent's
-  has no truth value in the tests). A bash verifier runs it with `setpriv --reuid=65534 ...`.
-- Hidden expected data belongs in `tests/`; `tests/` is uploaded only after the agent finishes.
-- Without Python in the image (a skill on its own: awk, sed, sort), write the verifier in bash/awk.
-""",
-    "fixing-feedback.md": """\
-# Reading validation feedback
-
-Feedback comes as sections `[check] message`. What each usually means:
-
-- `[oracle]` FileNotFoundError for an input: the Dockerfile does not `COPY app/ /app/`.
-  `missing /app/X` while the solution writes elsewhere: the solution's output path is wrong.
-- `[nop]` "does nothing gets reward 1": the expected output ships in `environment/app/`; delete it.
-  "instead of writing reward 0": `tests/test.sh` stops before writing the reward (`set -e`).
-- `[leakage]` answer_in_instruction: remove the sentence that states expected values.
-  *_in_image: a test or solution file is copied into the image; delete it from `environment/`.
-- `[tamper]` the reward was forged: grade in a fresh sandbox (`environment_mode = "separate"`,
-  `artifacts = ["/app"]`); check content, not existence.
-- `[timeouts]` raise `[agent].timeout_sec` / `[verifier].timeout_sec` or make the solution faster.
-
-Calibration: "too easy" (every rollout passed) or "too hard" (none did) means the task does not
-teach the current solver; write a new variant (different data, a harder or easier twist).
-"inconclusive" means the calibration solver did not try at all (it has no way to do tasks of this kind): it
-says nothing about difficulty, so do not make the task easier for it.
-""",
-    "families.md": """\
-# Task families that have worked
-
-- bugfix: a helper module with one realistic bug; tests compare with a reference on many inputs.
-- csv-stat: grouped statistic over messy CSV rows (invalid values, inconsistent group names).
-- log-parse: summarise a log with malformed lines into JSON (exact line grammar, optional time window).
-- config-repair: hand-edited INI file the launcher rejects; keep every intended value.
-- text-classification: standard-library classifier to an accuracy target within a time budget.
-- primer-tm: primer melting temperatures (Wallace / GC formulas), sometimes with no Python in the image.
-- mlp-rebuild: re-implement a small network's forward pass from exported JSON weights.
-- shell-script: a bash tool over directory trees, tested on fresh trees with awkward names.
-""",
+#: What the format spec says about the broker and the judging, by whether the method runs commands (agentic)
+#: or only writes files (prompt, feedback: the harness copies the broker in and judges each reply).
+_FORMAT_BY_METHOD = {
+    True: {
+        "BROKER": "Copy `tools/agentcall.py` into the task as `tests/agentcall.py`: the runner above starts pytest "
+        "through it.",
+        "VALIDATE": "`autoenv-child validate tasks/<name>` runs it in a separate sandbox",
+        "SOLVE": "`autoenv-child solve tasks/<name>`; `-k K` asks for another number",
+    },
+    False: {
+        "BROKER": "The harness copies the broker into the task as `tests/agentcall.py` whenever `tests/test.sh` names "
+        "it (do not write it yourself): the runner above starts pytest through it.",
+        "VALIDATE": "the harness runs it on the files of each reply, in separate sandboxes",
+        "SOLVE": "run by the harness on a valid task",
+    },
 }
+
+
+def format_md(*, runs: bool) -> str:
+    """The format spec for a method that runs commands (``runs``: agentic) or one that only writes files."""
+    text = FORMAT_MD
+    for key, value in _FORMAT_BY_METHOD[runs].items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
 
 CHECK_TASK_PY = '''\
 #!/usr/bin/env python3
@@ -289,7 +249,7 @@ class Workspace:
         """Create the layout; write default skills/tools only where none exist (edits are kept)."""
         for name in LAYOUT:
             (self.root / name).mkdir(parents=True, exist_ok=True)
-        (self.root / "FORMAT.md").write_text(FORMAT_MD)
+        (self.root / "FORMAT.md").write_text(format_md(runs=True))
         for name, text in SKILLS.items():
             path = self.skills / name
             if not path.exists():
@@ -373,6 +333,14 @@ class Workspace:
                 out.append(entry)
         return out
 
+    def solver_runs(self, task_name: str, text: str) -> Path:
+        """Append what the solver did in one calibration of ``task_name`` to ``memory/solver/<task>.md``."""
+        path = self.memory / "solver" / f"{task_name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as fh:
+            fh.write(solver_entry(text))
+        return path
+
     def lessons(self) -> str:
         return self.lessons_file.read_text() if self.lessons_file.is_file() else ""
 
@@ -410,6 +378,11 @@ class Workspace:
     def files_for_sandbox(self) -> list[Path]:
         """Top-level entries to copy into the proposer's sandbox (everything but private bookkeeping)."""
         return [p for p in sorted(self.root.iterdir()) if not p.name.startswith(".")] if self.root.is_dir() else []
+
+
+def solver_entry(text: str) -> str:
+    """One calibration's record in ``memory/solver/<task>.md``: a dated heading and the report."""
+    return f"## {time.strftime('%Y-%m-%dT%H:%M:%S')}\n\n{text.strip()}\n\n"
 
 
 def copy_task(source: Path, dest_root: Path) -> Path:

@@ -11,11 +11,13 @@ back to, so that a usable reply is not thrown away over formatting.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 
 class InvalidActionError(ValueError):
@@ -41,11 +43,32 @@ class ReadFileAction(_ActionBase):
 
 
 class WriteFileAction(_ActionBase):
-    """Replace a file's whole content (parent folders are created)."""
+    """Replace a file's whole content (parent folders are created).
+
+    ``content`` is text, written as UTF-8 byte for byte (CR, NUL and non-ASCII as given). Bytes that are not
+    UTF-8 (a latin-1 log, a binary fixture) cannot travel in a JSON string, so ``encoding="base64"`` says
+    ``content`` is their base64 and :meth:`data` decodes it; a bad base64 is refused when the call is read.
+    """
 
     kind: Literal["write_file"] = "write_file"
     path: str = Field(min_length=1)
     content: str
+    encoding: Literal["utf-8", "base64"] | None = Field(default=None, description="None or utf-8: text; base64: bytes")
+
+    @model_validator(mode="after")
+    def _decodes(self) -> WriteFileAction:
+        if self.encoding == "base64":
+            self.data()  # a content that is not base64 is an invalid call, said to the model, never a crash later
+        return self
+
+    def data(self) -> bytes:
+        """The exact bytes to write."""
+        if self.encoding == "base64":
+            try:
+                return base64.b64decode("".join(self.content.split()), validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise ValueError(f"content is not valid base64 ({exc})") from None
+        return self.content.encode("utf-8", "surrogatepass")
 
 
 class FinishAction(_ActionBase):
@@ -86,6 +109,11 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
         ["path", "content"],
         path=_PATH,
         content=("string", "The complete new content of the file."),
+        encoding=(
+            "string",
+            'Optional: "base64" when content is the base64 of the file\'s bytes (for bytes that are not UTF-8 '
+            "text); otherwise content is written as UTF-8 exactly as given (CR, NUL and non-ASCII kept).",
+        ),
     ),
     _tool(
         "finish",

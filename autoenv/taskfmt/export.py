@@ -53,7 +53,7 @@ def export_tasks(tasks: list[Path], out: Path, *, overwrite: bool = False, harde
 def _hardened(tasks: list[Path], staging: Path) -> list[Path]:
     """Each task, or its hardened copy under ``staging`` where it needs one; :class:`ExportError` naming every task
     whose tests cannot be served (never a task exported as it is when it should have been hardened)."""
-    from autoenv.taskfmt.harden import HardenError, harden, needs_hardening
+    from autoenv.taskfmt.harden import HardenError, harden, needs_broker, needs_hardening
 
     sources, refused = [], []
     for i, task in enumerate(tasks):
@@ -61,7 +61,7 @@ def _hardened(tasks: list[Path], staging: Path) -> list[Path]:
             sources.append(task)
             continue
         try:
-            sources.append(harden(task, staging / str(i) / task.name).task)
+            sources.append(harden(task, staging / str(i) / task.name, broker=needs_broker(task)).task)
         except HardenError as exc:
             refused.append(f"{task}: cannot be hardened: " + "; ".join(f"{p.where}: {p.message}" for p in exc.problems))
     if refused:

@@ -9,7 +9,10 @@ the tests as they are and changes how they run:
   grader (uid 65533) from a private copy of the tests, and writes the verdict as root after pytest ends;
 * ``tests/agentimport.py`` (:mod:`autoenv.grading.agentimport`), loaded before collection, serves every module that
   resolves to a place the agent can write (the task's working folders) from a process of the agent's (nobody), and
-  runs the agent's programs the tests start through ``run_agent``.
+  runs the agent's programs the tests start through ``run_agent``;
+* the task's named inputs whose agent's copy the verifier would read (:mod:`autoenv.taskfmt.inputs`) are kept as the
+  image ships them under ``tests/autoenv-inputs/`` and put back in place before the tests run, whatever the verifier
+  (a task that needs only this, pytest or not, gets only this).
 
 What the broker cannot serve is refused here, with the file and line (:class:`HardenError`), and nothing is written:
 a test that replaces the agent's functions (``monkeypatch``, ``mock.patch``, assigning to a module's attribute),
@@ -35,6 +38,7 @@ from pydantic import BaseModel
 
 from autoenv.errors import TaskError
 from autoenv.grading import AGENTCALL
+from autoenv.taskfmt.inputs import MANIFEST, inputs_to_restore, write_restore
 from autoenv.taskfmt.judge_code import CODE_RUNNERS, PROGRAM_STARTERS, called_name, dotted_name, imported_as
 from autoenv.taskfmt.problems import Problem
 
@@ -80,6 +84,8 @@ class Hardened(BaseModel):
     roots: list[str]
     tests: list[str]
     sys_path: list[str]
+    #: the inputs its test.sh restores from the image's copy before the tests run
+    inputs: list[str] = []
 
 
 # -- what the task says about itself --------------------------------------------------------------------------
@@ -295,9 +301,13 @@ def default_out(src: Path) -> Path:
     return src.parent / f"{src.name}-hardened"
 
 
-def harden(src: Path, out: Path | None = None) -> Hardened:
+def harden(src: Path, out: Path | None = None, *, broker: bool | None = None) -> Hardened:
     """Write a hardened copy of the task at ``src`` to ``out`` (default ``<src>-hardened``); raise
-    :class:`HardenError` (nothing written) when its tests use the agent's code in a way the broker cannot serve."""
+    :class:`HardenError` (nothing written) when its tests use the agent's code in a way the broker cannot serve.
+
+    ``broker``: run the tests through the broker (default: when the verifier runs pytest, or when there is no input
+    to restore, which then says why it cannot); the named inputs the verifier would read from the agent are
+    restored either way."""
     src = Path(src).resolve()
     out = Path(out).resolve() if out else default_out(src)
     tests = src / "tests"
@@ -307,6 +317,33 @@ def harden(src: Path, out: Path | None = None) -> Hardened:
     if out.exists():
         raise TaskError(f"{out}: already exists; remove it or pick another --out")
     test_sh = test_sh_path.read_text(errors="replace")
+    restore = inputs_to_restore(src)
+    if broker is None:
+        broker = "pytest" in test_sh or not restore
+    plan = _broker_plan(src, test_sh) if broker else None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        target = staging / src.name
+        shutil.copytree(src, target, ignore=shutil.ignore_patterns(".autoenv", "__pycache__", "*.pyc"))
+        if plan is not None:
+            _write_broker(target, plan)
+        if restore:
+            write_restore(target, restore)
+        target.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if plan is None:
+        return Hardened(task=out, roots=[], tests=[], sys_path=[], inputs=sorted(restore))
+    return Hardened(
+        task=out, roots=plan["roots"], tests=plan["files"], sys_path=plan["sys_path"], inputs=sorted(restore)
+    )
+
+
+def _broker_plan(src: Path, test_sh: str) -> dict:
+    """What the broker needs to know of the task (roots, test files, sys.path), or :class:`HardenError`."""
+    tests = src / "tests"
+    test_sh_path = tests / "test.sh"
     if "pytest" not in test_sh:
         problem = where(test_sh_path, None, "the verifier does not run pytest; only pytest tests are hardened")
         raise HardenError(src, [problem])
@@ -337,26 +374,20 @@ def harden(src: Path, out: Path | None = None) -> Hardened:
         problems += [where(path, line, what) for line, what in unserved_uses(tree, roots, modules)]
     if problems:
         raise HardenError(src, problems)
+    return {"roots": roots, "files": files, "sys_path": _sys_path(src, test_sh), "conftest": (tests / "conftest.py")}
 
-    sys_path = _sys_path(src, test_sh)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    try:
-        target = staging / src.name
-        shutil.copytree(src, target, ignore=shutil.ignore_patterns(".autoenv", "__pycache__", "*.pyc"))
-        (target / "tests" / "agentcall.py").write_text(AGENTCALL)
-        (target / "tests" / "agentimport.py").write_text(HOOK_PATH.read_text())
-        settings = {"roots": roots, "sys_path": sys_path}
-        (target / "tests" / "agentimport.json").write_text(json.dumps(settings, indent=2) + "\n")
-        conftest = " -p conftest" if (tests / "conftest.py").is_file() else ""
-        targets = " ".join(f'"$T"/{shlex.quote(f)}' for f in files)
-        script = TEST_SH.format(roots=", ".join(roots), conftest=conftest, targets=targets)
-        (target / "tests" / "test.sh").write_text(script)
-        (target / "tests" / "test.sh").chmod(0o755)
-        target.rename(out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return Hardened(task=out, roots=roots, tests=files, sys_path=sys_path)
+
+def _write_broker(target: Path, plan: dict) -> None:
+    """The broker's files and the test.sh that runs the task's own tests through it, in the copy at ``target``."""
+    (target / "tests" / "agentcall.py").write_text(AGENTCALL)
+    (target / "tests" / "agentimport.py").write_text(HOOK_PATH.read_text())
+    settings = {"roots": plan["roots"], "sys_path": plan["sys_path"]}
+    (target / "tests" / "agentimport.json").write_text(json.dumps(settings, indent=2) + "\n")
+    conftest = " -p conftest" if plan["conftest"].is_file() else ""
+    targets = " ".join(f'"$T"/{shlex.quote(f)}' for f in plan["files"])
+    script = TEST_SH.format(roots=", ".join(plan["roots"]), conftest=conftest, targets=targets)
+    (target / "tests" / "test.sh").write_text(script)
+    (target / "tests" / "test.sh").chmod(0o755)
 
 
 # -- a dataset: harden what needs it, validate the rest as it is -------------------------------------------------
@@ -371,7 +402,7 @@ class HardenOutcome(BaseModel):
     reason: str = ""
 
 
-def needs_hardening(task: Path) -> bool:
+def needs_broker(task: Path) -> bool:
     """The task's tests import the agent's code into pytest (``autoenv task check``'s finding), and it is not
     hardened already."""
     from autoenv.taskfmt.check import agent_code_in_judge
@@ -379,6 +410,16 @@ def needs_hardening(task: Path) -> bool:
     if (task / "tests" / "agentimport.json").is_file():
         return False
     return any(p.rule == "autoenv-agent-code-in-judge" for p in agent_code_in_judge(task))
+
+
+def needs_hardening(task: Path) -> bool:
+    """The task needs the broker, or its verifier would read the agent's copy of a named input."""
+    return needs_broker(task) or bool(inputs_to_restore(task))
+
+
+def is_hardened(task: Path) -> bool:
+    """A copy ``harden`` wrote (the broker's settings, or the list of restored inputs, beside its tests)."""
+    return (task / "tests" / "agentimport.json").is_file() or (task / "tests" / MANIFEST).is_file()
 
 
 def harden_tasks(tasks: list[Path], out_dir: Path) -> list[HardenOutcome]:
@@ -397,7 +438,7 @@ def harden_tasks(tasks: list[Path], out_dir: Path) -> list[HardenOutcome]:
         fresh = target.with_name(f".{task.name}-new")
         shutil.rmtree(fresh, ignore_errors=True)
         try:
-            harden(task, fresh)
+            harden(task, fresh, broker=needs_broker(task))
         except HardenError as exc:
             first = exc.problems[0]
             reason = f"{first.where}: {first.message}" + (
@@ -405,15 +446,11 @@ def harden_tasks(tasks: list[Path], out_dir: Path) -> list[HardenOutcome]:
             )
             outcomes.append(HardenOutcome(task=task, validated=task, hardened=False, reason=reason))
             continue
-        if (
-            target.exists()
-            and (target / "tests" / "agentimport.json").is_file()
-            and task_hash(target) == task_hash(fresh)
-        ):
+        if target.exists() and is_hardened(target) and task_hash(target) == task_hash(fresh):
             shutil.rmtree(fresh)
         else:
             if target.exists():
-                if not (target / "tests" / "agentimport.json").is_file():
+                if not is_hardened(target):
                     shutil.rmtree(fresh)
                     raise TaskError(f"{target}: exists and is not a hardened task; pick another --harden folder")
                 shutil.rmtree(target)

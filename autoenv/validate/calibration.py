@@ -115,6 +115,70 @@ class Rollout(BaseModel):
     n_turns: int | None = None
     seconds: float = 0.0
     trial_dir: str = ""
+    commands: list[str] = Field(default_factory=list, description="the solver's actions, one short line each")
+    stopped: str | None = Field(default=None, description="where and how the rollout ended")
+    failed_tests: list[str] = Field(default_factory=list, description="the verifier's failing lines")
+
+    def describe(self, index: int) -> list[str]:
+        """What a proposer is told about this rollout: reward, turns, the solver's commands and where it stopped."""
+        head = f"rollout {index}: reward {self.reward}" + (f", error {self.error}" if self.error else "")
+        head += (f", {self.n_turns} turns" if self.n_turns is not None else "") + f", {self.seconds:.1f}s"
+        lines = [head]
+        if self.commands:
+            lines.append("    did: " + " ".join(f"({n}) {c}" for n, c in enumerate(self.commands, 1)))
+        if self.stopped:
+            lines.append(f"    stopped: {self.stopped}")
+        lines += [f"    verifier: {line}" for line in self.failed_tests]
+        return lines
+
+
+#: How much of a rollout a proposer sees: actions listed, characters per action, verifier lines.
+SUMMARY_ACTIONS, SUMMARY_CHARS, SUMMARY_TESTS = 12, 100, 4
+
+
+def _action_line(call: dict[str, Any]) -> str:
+    name, args = str(call.get("function_name") or ""), call.get("arguments") or {}
+    if name == "run":
+        first = str(args.get("command", "")).strip().splitlines()
+        text = first[0] + (" ..." if len(first) > 1 else "") if first else ""
+    elif name in ("read_file", "write_file"):
+        text = f"{name} {args.get('path', '')}"
+    else:
+        text = f"{name} {str(args.get('message', '')).strip()}".strip()
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
+
+
+def summarize_rollout(outcome: TrialOutcome) -> dict[str, Any]:
+    """The solver's commands, where it stopped and the verifier's failing lines, read from the rollout's trial folder
+    (its ATIF trajectory and the verifier's output): what a proposer needs to aim at what the solver misses."""
+    root = Path(outcome.trial_dir or "")
+    stopped: str | None = None
+    try:
+        steps = json.loads((root / "agent" / "trajectory.json").read_text()).get("steps") or []
+    except (OSError, ValueError, AttributeError):
+        steps = []
+    calls = [c for step in steps if step.get("source") == "agent" for c in (step.get("tool_calls") or [])]
+    lines = [_action_line(c) for c in calls]
+    commands = (
+        lines
+        if len(lines) <= SUMMARY_ACTIONS
+        else [*lines[: SUMMARY_ACTIONS - 1], f"... {len(lines) - SUMMARY_ACTIONS + 1} more"]
+    )
+    if calls and calls[-1].get("function_name") == "finish":
+        message = str((calls[-1].get("arguments") or {}).get("message", ""))[:160]
+        stopped = f"called finish after {len(calls) - 1} actions: {message}"
+    elif calls:
+        stopped = f"did not finish (turn or time limit); last action: {lines[-1]}"
+    elif steps:
+        stopped = "took no action"
+    if outcome.error:
+        stopped = f"{stopped + '; ' if stopped else ''}{outcome.error}: {(outcome.error_message or '')[:160]}"
+    try:
+        verifier = (root / "verifier" / "test-stdout.txt").read_text(errors="replace").splitlines()
+    except OSError:
+        verifier = []
+    failed = [ln.strip()[:200] for ln in verifier if ln.startswith(("FAILED", "E   ", "FAIL"))][:SUMMARY_TESTS]
+    return {"commands": commands, "stopped": stopped, "failed_tests": failed}
 
 
 class CalibrationReport(BaseModel):
@@ -255,7 +319,14 @@ async def acalibrate(
         inconclusive=inconclusive,
         n_not_attempted=len(skipped),
         rollouts=[
-            Rollout(reward=o.reward, error=o.error, n_turns=o.n_turns, seconds=o.duration_sec, trial_dir=o.trial_dir)
+            Rollout(
+                reward=o.reward,
+                error=o.error,
+                n_turns=o.n_turns,
+                seconds=o.duration_sec,
+                trial_dir=o.trial_dir,
+                **summarize_rollout(o),
+            )
             for o in outcomes
         ],
         started_at=started_at,

@@ -80,7 +80,7 @@ def test_a_task_the_solver_cannot_attempt_calibrates_inconclusive_and_the_rounds
         result = CliRunner().invoke(
             app,
             ["propose", "--seed-case", str(seed_case), "--method", "agentic", "--policy", "openai", "--model", MODEL,
-             "--base-url", server.url, "--solver", "terminal:policy=scripted", "--rollouts", "2", "--max-rounds", "2",
+             "--base-url", server.url, "--solver", "terminal:policy=scripted", "--rollouts", "4", "--max-rounds", "2",
              "--seed", str(SEED), "--attempts", "1", "--out", str(out), "--workspace", str(tmp_path / "ws")],
         )  # fmt: skip
     assert server.problems == [] and server.served == 8, (server.problems, result.output)

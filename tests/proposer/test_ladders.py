@@ -25,8 +25,17 @@ from autoenv.validate.validation import validate_task
 
 LADDERED = [name for name, family in FAMILIES.items() if family.ladder]
 EVERY_LEVEL = [(name, level) for name in LADDERED for level in FAMILIES[name].levels]
-#: the same, each family's levels a unit of work of their own for the test command's workers (tests/conftest.py)
-EVERY_LEVEL_SPREAD = [pytest.param(*pair, marks=pytest.mark.xdist_group(f"ladder-{pair[0]}")) for pair in EVERY_LEVEL]
+#: every level but the family's default, each family's a unit of work of its own for the test command's workers
+#: (tests/conftest.py). The default level is the task the bundled seed cases (tests/proposer/test_propose.py) and
+#: the office families' tests (tests/office/test_office_trials.py) validate and solve already:
+#: test_the_default_level_of_every_ladder_is_validated_elsewhere holds that true for every laddered family.
+OTHER_LEVELS = [
+    pytest.param(name, level, marks=pytest.mark.xdist_group(f"ladder-{name}"))
+    for name, level in EVERY_LEVEL
+    if level != FAMILIES[name].default_level
+]
+#: Families whose level-1 task the scripted policy's generic recipes solve (one named function; a TSV classifier).
+GENERIC_AT_LEVEL_ONE = {"bugfix": "fix_function", "text-classification": "text_classifier"}
 
 
 def case_for(family: str) -> SeedCase:
@@ -51,8 +60,8 @@ def test_every_level_is_recorded_in_harbor_metadata_and_recognised(family, level
     assert draft.params["ladder_level"] == level
     matched = match_recipe(draft.files["instruction.md"])
     assert matched is not None, "the scripted solver recognises it"
-    if (family, level) == ("bugfix", 1):  # one named function: the scripted policy's generic fix_function
-        assert matched[0].name == "fix_function"
+    if level == 1 and family in GENERIC_AT_LEVEL_ONE:  # the scripted policy's generic recipe does level 1
+        assert matched[0].name == GENERIC_AT_LEVEL_ONE[family]
     else:
         assert matched[0] is FAMILIES[family].recipe
     if family in ("log-parse", "bugfix"):  # each level is a skill of its own to the learned solver
@@ -121,12 +130,23 @@ def test_families_command_lists_levels_and_axes():
     log = rows["log-parse"]
     assert [lv["number"] for lv in log["levels"]] == [1, 2, 3, 4] and log["default_level"] == 1
     assert "scale" in log["axes"] and "logging config" in log["levels"][2]["asks"]
-    assert rows["config-repair"]["levels"] == []
+    assert all(rows[name]["levels"] == [] for name, family in FAMILIES.items() if not family.ladder)
+
+
+def test_the_default_level_of_every_ladder_is_validated_elsewhere():
+    """Each laddered family's default level is the level its bundled seed case's task is drawn at (validated and
+    solved for every bundled case) or, for a family that writes folders, the office families' test draws."""
+    from autoenv.families.office.bundled import office_families
+    from autoenv.families.registry import family_for
+
+    with_seed_case = {family_for(SeedCase.load(path)).name for path in bundled_seed_cases()}
+    elsewhere = with_seed_case | set(office_families())
+    assert set(LADDERED) <= elsewhere, sorted(set(LADDERED) - elsewhere)
 
 
 @pytest.mark.slow
 @needs_sandbox
-@pytest.mark.parametrize(("family", "level"), EVERY_LEVEL_SPREAD)
+@pytest.mark.parametrize(("family", "level"), OTHER_LEVELS)
 def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, tmp_path):
     draft = FAMILIES[family].draft(case_for(family), random.Random(100 + level), level=level)
     task = draft.write(tmp_path / "tasks")
@@ -157,13 +177,3 @@ def test_the_scripted_proposer_climbs_on_too_easy_and_descends_on_too_hard(tmp_p
     assert json.loads((ws / ".proposer" / "levels.json").read_text()) == {"log-parse": 1}
     details = [a.detail for a in down.records[0].actions]
     assert any("log-parse level 4 -> 3" in d for d in details), details
-
-
-def test_model_written_files_keep_their_bytes(tmp_path):
-    """issue 42: a model's generated log with CRLF lines, a NUL and non-ASCII text lands on disk exactly."""
-    from autoenv.proposer.actions import ActionLog
-    from autoenv.proposer.propose import _apply
-
-    text = "a\r\nb\x00c\r\nGrüße ✓\n"
-    _apply(tmp_path, {"environment/app/raw.log": text}, [], ActionLog())
-    assert (tmp_path / "environment" / "app" / "raw.log").read_bytes() == text.encode("utf-8")

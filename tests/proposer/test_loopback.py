@@ -60,6 +60,22 @@ def mixed_primer_task() -> dict[str, str]:
     raise AssertionError("no mixed task found")
 
 
+def propose_served(server: ReplayServer, dirs: dict[str, Path], method: str, **options: object):
+    """One attempt on CASE by the model the server replays, calibrated by the scripted solver."""
+    return propose(
+        CASE,
+        method=method,
+        policy="openai",
+        model=MODEL,
+        base_url=server.url,
+        out_dir=dirs["out"],
+        workspace=dirs["workspace"],
+        seed=SEED,
+        solver=SCRIPTED_SOLVER,
+        **options,
+    )
+
+
 def write_calls(base: str, files: dict[str, str]) -> list[tuple[str, dict]]:
     return [("write_file", {"path": f"{base}/{rel}", "content": text}) for rel, text in sorted(files.items())]
 
@@ -139,6 +155,11 @@ def test_agentic_with_a_served_model_writes_validates_fixes_and_gets_accepted(di
     assert sum("autoenv-child validate" in d for d in tests) == 2 and any("autoenv-child solve" in d for d in tests)
     assert {a.kind for a in record.actions} == {"Read", "Write", "Test", "Finish"}
     assert validate_task(accepted, force=True, record=False).valid
+    # what the solver did in each calibration rollout came back with `solve` and is kept in the workspace (issue 42)
+    solve_output = next(m["content"] for m in server.chat_requests()[-1]["messages"] if "ACCEPTED" in str(m["content"]))
+    assert "rollout 4: reward" in solve_output and "did: " in solve_output and "stopped: " in solve_output
+    notes = (dirs["workspace"] / "memory" / "solver" / f"{name}.md").read_text()
+    assert notes.count("rollout 1: reward") == 1 and "did: " in notes
 
     # the sample is the agent's own episode: the brief, every call and result, the exact tokens of all 7 calls
     episode = ProposerEpisode.load(record.episode_path)
@@ -173,18 +194,7 @@ def test_feedback_with_a_served_model_rewrites_after_the_validators_feedback(dir
         },
     ]
     with ReplayServer(recording) as server:
-        summary = propose(
-            CASE,
-            method="feedback",
-            policy="openai",
-            model=MODEL,
-            base_url=server.url,
-            out_dir=dirs["out"],
-            workspace=dirs["workspace"],
-            attempts=1,
-            seed=SEED,
-            solver=SCRIPTED_SOLVER,
-        )
+        summary = propose_served(server, dirs, "feedback")
     assert server.problems == [] and server.served == 2, server.problems
     record = summary.records[0]
     assert record.accepted and record.rounds == 2, record.reason

@@ -225,14 +225,19 @@ def test_harden_tasks_hardens_what_needs_it_and_keeps_a_copy_made_before(tmp_pat
     assert outcomes["inventory-api-multi-tests"].validated == src / "inventory-api-multi-tests"
     assert "test_models.py:" in outcomes["inventory-api-multi-tests"].reason
     assert "reads the agent's source" in outcomes["inventory-api-multi-tests"].reason
-    assert outcomes["median-broker"].validated == src / "median-broker" and not outcomes["median-broker"].hardened
+    # converted to the broker by hand, but its tests read /app/latencies.txt from the agent's copy (artifacts):
+    # hardened for that input alone (restored as the image ships it), its broker left as it was
+    median = outcomes["median-broker"]
+    assert median.hardened and median.validated == tmp_path / "out" / "median-broker"
+    assert (median.validated / "tests" / "autoenv-inputs.json").is_file()
+    assert not (median.validated / "tests" / "agentimport.json").is_file()
     # run again: the copy made before (and the verdict recorded in it) is kept
     marker = tmp_path / "out" / "fix-median-bug" / ".autoenv" / "validation.json"
     marker.parent.mkdir()
     marker.write_text("{}")
     harden_tasks(tasks, tmp_path / "out")
     assert marker.is_file()
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["fix-median-bug"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["fix-median-bug", "median-broker"]
 
 
 @needs_namespaces

@@ -6,16 +6,20 @@ are ones people make in hand-edited files (a missing ``=``, a number written
 in words, units in a numeric field, quoted strings, yes/no for booleans,
 lower-case enum values); the intended value is always evident from the
 broken one, and the tests check every key's value, not just that the launcher
-starts.
+starts. That is level 1 of a 4-level ladder (:data:`LADDER`, :mod:`.ladder`): structural breakages whose
+error points elsewhere, the 2.x formats found in the config's notes, a repair program run on unseen configs.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.config_repair import ladder
+from autoenv.families.levels import Level
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -25,6 +29,30 @@ DESCRIPTION = "repair a hand-edited INI file so the launcher accepts it, keeping
 KEYWORDS = ("config", "ini", "configuration", "repair", "settings", "launcher", "yaml", "toml")
 CATEGORY = "configuration"
 TAGS = ["python", "ini", "configparser", "repair"]
+
+#: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.config_repair.ladder`.
+LADDER = (
+    Level(number=1, asks="repair the value breakages the instruction lists, one by one, as the launcher reports them"),
+    Level(
+        number=2,
+        axes={"composition": 1},
+        asks="as 1, with structural breakages whose launcher error points elsewhere or nowhere: an indented line "
+        "swallowed by the previous value, a byte-order mark, comments after values, a section split in two",
+    ),
+    Level(
+        number=3,
+        axes={"composition": 1, "less_told": 1},
+        asks="as 2 with no repair rule told: the old value formats (durations in ms/m, counts in k, "
+        "enabled/disabled) and the file's conventions are found in the config's notes and comments",
+    ),
+    Level(
+        number=4,
+        axes={"composition": 1, "less_told": 1, "hidden_cases": 1},
+        asks="as 3, and ship /app/repair_config.py, which the tests run on unseen broken configs of the service "
+        "(CRLF, every breakage)",
+    ),
+)
+DEFAULT_LEVEL = 1
 
 WORDS = [
     "zero",
@@ -189,7 +217,52 @@ def _break(kind: Any, key: str, value: Any, how: str, rng: random.Random) -> str
     return None
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+#: Level 1's rule for invalid values (level 2 states it too).
+VALUE_RULES = textwrap.dedent("""\
+    - Where a value is invalid, replace it with the value that was evidently
+      intended (a number written out in words is that number, a unit after
+      a number is dropped, quotes around a string are removed, `yes`/`on`
+      mean `true` and `no`/`off` mean `false`, an allowed value in the wrong
+      letter case is that allowed value).
+    """)
+
+
+def instruction_text(service: str, ini: str, broke: str, rules: str) -> str:
+    """The instruction: what is broken (``broke``, the end of a sentence), the check to pass, the rules every level
+    has, then ``rules`` (bullet lines)."""
+    return (
+        textwrap.dedent(f"""\
+        # Repair the {service} service configuration
+
+        The {service} service in `/app` refuses to start. Its launcher,
+        `/app/service.py`, reads `/app/config/{ini}`, and somebody edited that
+        """)
+        + broke
+        + textwrap.dedent(f"""
+        Repair the configuration so that
+
+        ```
+        cd /app && python3 service.py --check
+        ```
+
+        prints `CONFIG OK` and exits with status 0.
+
+        Rules:
+
+        - Do **not** modify `/app/service.py`; read it to learn what it accepts.
+          Fix only `/app/config/{ini}` and keep its name and location.
+        - Keep every setting that is already valid exactly as it is, and keep
+          every section and key that is there now (do not delete settings to
+          make errors go away, and do not add new ones).
+        """)
+        + rules
+    )
+
+
+def draw_config(
+    rng: random.Random,
+) -> tuple[str, str, list[str], dict[str, dict[str, Any]], dict[tuple[str, str], Any]]:
+    """A service's name, config file name, sections, schema (section -> key -> kind) and intended values."""
     service = rng.choice(["orders", "billing", "catalog", "notifier", "ledger"])
     ini = rng.choice(["app.ini", "settings.ini", "service.ini"])
     sections = ["server"] + rng.sample([s for s in POOL if s != "server"], rng.randint(2, 3))
@@ -203,7 +276,14 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             kind, candidates = POOL[section][key]
             schema[section][key] = list(kind) if isinstance(kind, tuple) else kind
             values[(section, key)] = rng.choice(candidates)
-    # pick 3-5 distinct keys to break, each with a fitting breakage
+    return service, ini, sections, schema, values
+
+
+def break_values(
+    rng: random.Random, values: dict[tuple[str, str], Any], skip: frozenset[tuple[str, str]] = frozenset()
+) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """3-5 distinct keys (none of ``skip``) broken by level 1's breakages, each one that fits the key's type: the
+    broken lines and the breakages used."""
     broken: dict[tuple[str, str], str] = {}
     kinds_used: list[str] = []
     order = list(values)
@@ -212,6 +292,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     for sk in order:
         if len(broken) >= wanted:
             break
+        if sk in skip:
+            continue
         kind = POOL[sk[0]][sk[1]][0]
         options = [
             b for b in BREAKAGES if _break(kind, sk[1], values[sk], b, rng) is not None and kinds_used.count(b) < 2
@@ -223,6 +305,15 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         assert line is not None
         broken[sk] = line
         kinds_used.append(how)
+    return broken, kinds_used
+
+
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 2:
+        return ladder.generate(case, rng, level, sys.modules[__name__])
+    service, ini, sections, schema, values = draw_config(rng)
+    broken, kinds_used = break_values(rng, values)
     good_lines, bad_lines = (
         [f"# {service} service configuration", "# edited by hand; see service.py for what is accepted", ""],
         None,
@@ -242,37 +333,16 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
     launcher = LAUNCHER.format(service=service, ini=ini, schema=_schema_literal(schema))
     expected = {f"{s}.{k}": _fmt(POOL[s][k][0], v) for (s, k), v in values.items()}
 
-    instruction = textwrap.dedent(f"""\
-        # Repair the {service} service configuration
-
-        The {service} service in `/app` refuses to start. Its launcher,
-        `/app/service.py`, reads `/app/config/{ini}`, and somebody edited that
-        file by hand and broke it: there are syntax errors as well as values
-        the launcher rejects.
-
-        Repair the configuration so that
-
-        ```
-        cd /app && python3 service.py --check
-        ```
-
-        prints `CONFIG OK` and exits with status 0.
-
-        Rules:
-
-        - Do **not** modify `/app/service.py`; read it to learn what it accepts.
-          Fix only `/app/config/{ini}` and keep its name and location.
-        - Keep every setting that is already valid exactly as it is, and keep
-          every section and key that is there now (do not delete settings to
-          make errors go away, and do not add new ones).
-        - Where a value is invalid, replace it with the value that was evidently
-          intended (a number written out in words is that number, a unit after
-          a number is dropped, quotes around a string are removed, `yes`/`on`
-          mean `true` and `no`/`off` mean `false`, an allowed value in the wrong
-          letter case is that allowed value).
-        - The file must remain readable by `configparser` (the launcher uses
-          `ConfigParser(interpolation=None, strict=True)`).
-        """)
+    instruction = instruction_text(
+        service,
+        ini,
+        "file by hand and broke it: there are syntax errors as well as values\nthe launcher rejects.\n",
+        VALUE_RULES
+        + textwrap.dedent("""\
+            - The file must remain readable by `configparser` (the launcher uses
+              `ConfigParser(interpolation=None, strict=True)`).
+            """),
+    )
     tests = textwrap.dedent(f'''\
         import configparser
         import hashlib

@@ -8,6 +8,9 @@ a correlated alert whose signature belongs to another service's runbook), read
 the on-call engineer, fix type and verification command from the runbook page,
 and submit the form. Randomised: services, hosts, runbook ids, engineers, fix
 types, which incident is the target and the log noise.
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) leave the rules to the team's process in ``/app/docs``, add a
+superseded runbook and an on-call rota, and take curl out of the image; level 1 is the task above, unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import random
 import shutil
 from pathlib import Path
 
+from autoenv.families.incident_webapp import ladder
+from autoenv.families.levels import Level
 from autoenv.families.office import common
 
 NAME = "incident-webapp"
@@ -26,7 +31,30 @@ KEYWORDS = ("web", "browser", "form", "http", "curl", "web app", "incident", "ru
 FILES = Path(__file__).with_name("files")
 APP_SOURCE = FILES / "server.py"
 PICK_SOURCE = FILES / "webapp_pick.py"
+CLIENT_SOURCE = FILES / "webapp_client.py"
 PORT = 8080
+
+LADDER = (
+    Level(number=1, asks="resolve one incident through the app's pages and form, every rule spelled out"),
+    Level(
+        number=2,
+        axes={"less_told": 1},
+        asks="the rules (which runbook, assignee, note, status) are not told: they are the team's incident "
+        "process in /app/docs/process.md",
+    ),
+    Level(
+        number=3,
+        axes={"less_told": 1, "composition": 1},
+        asks="as 2, with a superseded runbook that matches the symptoms as well as its replacement, and the "
+        "runbook's on-call engineer away on the incident's day: the assignee is the deputy the rota names",
+    ),
+    Level(
+        number=4,
+        axes={"less_told": 1, "composition": 1, "friction": 1},
+        asks="as 3, in an image without curl: the app is driven with what is there (Python's urllib, say)",
+    ),
+)
+DEFAULT_LEVEL = 1
 
 # service -> (host prefix, owner team, failure modes); a mode is
 # (title, signature, log line containing the signature, steps, verification command)
@@ -387,26 +415,36 @@ curl -fsS "$BASE/incidents/$INCIDENT" | grep -o '<dd id="[a-z_]*">[^<]*</dd>'
 """
 
 
-def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
+def generate(task_dir: Path, rng: random.Random, seed_case=None, level: int = DEFAULT_LEVEL) -> None:
+    """An incident-webapp task of ``level`` (:data:`LADDER`); level 1 writes exactly the tasks of earlier
+    releases."""
     task_dir = Path(task_dir)
     seed, expected = build_seed(rng)
     app = task_dir / "environment" / "app"
+    if level >= 2:
+        common.write(app / ladder.PROCESS, ladder.process(level))
+    if level >= 3:
+        common.write(app / ladder.ROTA, ladder.compose(seed, expected, rng))
     common.write(app / "server.py", APP_SOURCE.read_text(), executable=True)
     common.write(app / "data" / "seed.json", json.dumps(seed, indent=2) + "\n")
     common.write(
         task_dir / "environment" / "Dockerfile",
-        common.dockerfile(apt=("curl",))
+        common.dockerfile(apt=() if level >= 4 else ("curl",))
         + (
             "# the app's database is created at build time; the agent works with the app, not the seed file\n"
             "RUN python3 /app/server.py --init && rm /app/data/seed.json\n"
         ),
     )
-    common.write(
-        task_dir / "instruction.md", common.reflow(INSTRUCTION.format(port=PORT, incident=expected["incident"]))
-    )
+    text = INSTRUCTION.format(port=PORT, incident=expected["incident"])
+    if level >= 2:
+        text = ladder.instruction(level, PORT, expected["incident"])
+    common.write(task_dir / "instruction.md", common.reflow(text))
     common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
-    common.write(task_dir / "solution" / "solve.sh", solve_sh(expected["incident"]), executable=True)
-    shutil.copyfile(PICK_SOURCE, task_dir / "solution" / "pick.py")
+    if level >= 2:  # the general client (the scripted solver's program): it reads the process's documents too
+        common.write_python_solution(task_dir, CLIENT_SOURCE, {"incident": expected["incident"], "port": PORT})
+    else:
+        common.write(task_dir / "solution" / "solve.sh", solve_sh(expected["incident"]), executable=True)
+        shutil.copyfile(PICK_SOURCE, task_dir / "solution" / "pick.py")
     case = dict(expected)
     case["server_sha256"] = hashlib.sha256(APP_SOURCE.read_bytes()).hexdigest()
     case["runbooks"] = {r["id"]: r for r in seed["runbooks"]}

@@ -1,21 +1,42 @@
-"""incident-webapp: read the incident and the port, then resolve it through the app like the client in files/."""
+"""incident-webapp: read the incident and the port, then resolve it through the app like the client in files/.
+
+Above level 1 the rules are the team's process (``/app/docs``): the recipe reads those documents and runs the same
+client, which follows them (a superseded runbook gives way to its replacement, an absent on-call to the rota's
+deputy) with Python's ``urllib`` alone, so an image without curl changes nothing for it. Its ``difficulty`` is the
+level's skill key, so each level is a skill of its own to the learned solver.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from autoenv.families.incident_webapp.generator import LADDER
 from autoenv.families.office import FolderRecipe, common
 from autoenv.families.solver import first
+
+
+def level_of(text: str) -> int:
+    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
+    if "/app/docs/process.md" not in text:
+        return 1
+    if "documents it refers to" not in text:
+        return 2
+    return 4 if "no `curl`" in text else 3
 
 
 class IncidentWebappRecipe(FolderRecipe):
     name = "incident_webapp"
     heading = "# Resolve an incident in the incident tracker"
 
+    def difficulty(self, instruction: str) -> str | None:
+        level = level_of(common.flat(instruction))
+        return None if level == 1 else LADDER[level - 1].skill()
+
     def read(self, text: str) -> dict[str, Any]:
         return {
             "incident": first(r"Incident \*\*(INC-\d+)\*\* is open", text),
             "port": int(first(r"server\.py --port (\d+)", text)),
+            "level": level_of(text),
         }
 
     def program(self, params: dict[str, Any]) -> str:
@@ -24,9 +45,12 @@ class IncidentWebappRecipe(FolderRecipe):
         )
 
     def look(self, params: dict[str, Any]) -> str:
-        return "ls -la /app /app/data; python3 /app/server.py --help | head -n 12"
+        docs = "; cat /app/docs/*.md" if params["level"] >= 2 else ""
+        return "ls -la /app /app/data; python3 /app/server.py --help | head -n 12" + docs
 
     def check(self, params: dict[str, Any]) -> str:
+        if params["level"] >= 4:  # no curl in the image
+            return f"python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{params['port']}/incidents/{params['incident']}').read().decode()[-1500:])\""
         return (
             f"curl -s http://127.0.0.1:{params['port']}/incidents/{params['incident']} | grep -o '<dd "
             f'id="[a-z_]*">[^<]*</dd>\''

@@ -6,6 +6,9 @@ never noticed. The template exports a random MLP (layer sizes, activation,
 weight layout, input normalisation, feature order all vary) to JSON and asks
 for a standard-library ``predict.py``; the verifier also runs that program on
 inputs the agent never saw, so hard-coding the shipped predictions fails.
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) leave the format to the exporter's EXPORT.md, add unseen files with
+corners and a preprocessing pipeline beside an older export; level 1 is the task above, unchanged.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ import json
 import math
 import random
 import textwrap
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.solver import program_part
+from autoenv.families.levels import Level
+from autoenv.families.mlp_rebuild import ladder
+from autoenv.families.solver import fill_program, program_part
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -35,6 +41,34 @@ CLASSES = [
     ["red", "green", "blue", "amber"],
     ["ok", "warn", "fail"],
 ]
+
+LADDER = (
+    Level(
+        number=1,
+        asks="re-implement the forward pass of an MLP whose weight layout and formulas the instruction spells out",
+    ),
+    Level(
+        number=2,
+        axes={"less_told": 1},
+        asks="the network's format is not told: the exporter's own key names (PyTorch `weight` or Keras `kernel` "
+        "layouts), activation names and a variance-based normalisation, documented only in /app/model/EXPORT.md",
+    ),
+    Level(
+        number=3,
+        axes={"less_told": 1, "hidden_cases": 1},
+        asks="as 2, and predict.py runs on unseen files with corners: CRLF, quoted fields with commas, extra "
+        "columns, exponent notation, values that overflow a naive sigmoid or softmax, rows with an empty or "
+        "non-numeric value (label invalid), a file with no data row",
+    ),
+    Level(
+        number=4,
+        axes={"less_told": 2, "hidden_cases": 1, "composition": 1},
+        asks="as 3, with a preprocessing pipeline (clip and log1p, in the listed order, before the normalisation; "
+        "a row whose log1p input is -1 or less is invalid), PyTorch and Keras layers mixed in one network, and an "
+        "older export beside the current one (the folder's CURRENT names the file in use)",
+    ),
+)
+DEFAULT_LEVEL = 1
 
 ACTIVATIONS = {
     "relu": ("`relu(z) = max(0, z)`", lambda z: max(0.0, z)),
@@ -83,7 +117,10 @@ def forward_pass() -> str:
     )
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    """An mlp-rebuild task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 2:
+        return _above_level_one(case, rng, level)
     n_in = rng.randint(3, 6)
     features = rng.sample(FEATURES, n_in)
     classes = rng.choice(CLASSES)
@@ -271,3 +308,78 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         "output_path": "/app/predictions.csv",
     }
     return TaskDraft(name=name, family="mlp-rebuild", files=files, params=params)
+
+
+def _above_level_one(case: SeedCase, rng: random.Random, rung: int) -> TaskDraft:
+    """Levels 2-4 (:mod:`.ladder`): the exporter's own format, found in EXPORT.md; corners; a pipeline."""
+    features = rng.sample(FEATURES, rng.randint(3, 6))
+    classes = rng.choice(CLASSES)
+    sizes = [len(features)] + [rng.randint(4, 8) for _ in range(rng.randint(1, 2))] + [len(classes)]
+    stats = {f: (rng.uniform(-5, 50), rng.uniform(0.5, 8)) for f in features}
+    columns = rng.sample(features, len(features))
+    for _ in range(60):
+        model = ladder.export(rng, features, classes, sizes, stats, rung)
+        logged = next((s["features"][0] for s in model.get("preprocess", []) if s["op"] == "log1p"), None)
+
+        def draw(logged: str | None = logged) -> dict[str, float]:
+            row = {f: rng.gauss(*stats[f]) for f in features}
+            return row | ({logged: abs(row[logged])} if logged else {})
+
+        def rows(n: int, prefix: str) -> list[dict[str, str]]:
+            return [{"id": f"{prefix}{i + 1:03d}", **{f: f"{v:.3f}" for f, v in draw().items()}} for i in range(n)]
+
+        shipped, unseen = rows(rng.randint(25, 40), "s"), rows(20, "h")
+        corners = ladder.corner_rows(rng, features, draw, logged) if rung >= 3 else []
+        labels = {ladder.predict(model, r)[0] for r in shipped}
+        if len(labels) >= 2 and min(ladder.margin(model, r) for r in shipped + unseen + corners) > 0.01:
+            break
+    hidden = {"unseen_inputs.csv": ladder.csv_text(unseen, rng.sample(features, len(features)), note=True)}
+    if rung >= 3:
+        hidden["unseen_corners.csv"] = ladder.csv_text(corners, columns, crlf=True, note=True)
+        hidden["unseen_empty.csv"] = ladder.csv_text([], columns, crlf=True)
+    model_json = json.dumps(model, indent=1)
+    app = {"data/inputs.csv": ladder.csv_text(shipped, columns), ladder.DOC: ladder.doc(rung)}
+    if rung >= 4:
+        current = f"mlp-{rng.choice(['2024-03', '2024-09', '2025-01'])}.json"
+        app |= {
+            f"model/{current}": model_json,
+            "model/mlp-2023-11.json": json.dumps(ladder.old_export(model, rng), indent=1),
+            "model/CURRENT": current + "\n",
+        }
+        where, weights = "into the folder `/app/model/`", None
+    else:
+        app["model/weights.json"] = model_json
+        where, weights = "to `/app/model/weights.json`", "/app/model/weights.json"
+    model_sha = {f"/app/{rel}": sha256_text(text) for rel, text in app.items() if rel.startswith("model/")}
+    shipped_expected = [[r["id"], *ladder.predict(model, r)] for r in shipped]
+    hidden_expected = {
+        name: [[r["id"], *ladder.predict(model, r)] for r in rs]
+        for name, rs in [("unseen_inputs.csv", unseen), ("unseen_corners.csv", corners), ("unseen_empty.csv", [])]
+        if name in hidden
+    }
+    tests = ladder.tests(model_sha, shipped_expected, hidden_expected)
+    program = fill_program(
+        (Path(__file__).with_name("files") / "solver_ladder.py").read_text(),
+        {"weights": weights, "model_dir": "/app/model"},
+    )
+    solution = solve_sh(
+        f"cat > {ladder.PROGRAM} <<'PY'\n{program}PY\n"
+        f"python3 {ladder.PROGRAM} /app/data/inputs.csv /app/predictions.csv\nhead -n 5 /app/predictions.csv\n"
+    )
+    instruction = ladder.instruction(rung, where)
+    files = task_files(
+        case, NAME, CATEGORY, [*TAGS, model["activation"].lower()], instruction, solution, tests, app=app, hidden=hidden
+    )
+    probe = shipped_expected[0]
+    params = {
+        "activation": model["activation"],
+        "sizes": sizes,
+        "layers": [next(k for k in layer if k != "bias") for layer in model["layers"]],
+        "preprocess": [step["op"] for step in model.get("preprocess", [])],
+        "leak_hint": f"confidence {probe[2]!r} for {probe[0]}",
+        "stale_output": None,
+        "output_path": "/app/predictions.csv",
+    }
+    return TaskDraft(
+        name=task_name(NAME, rng, f"l{rung}-{model['activation'].lower()}"), family=NAME, files=files, params=params
+    )

@@ -23,6 +23,7 @@ generators, ``python -m autoenv.families.office generate FAMILY DIR --seed N`` w
 
 from __future__ import annotations
 
+import functools
 import random
 import string
 import sys
@@ -69,13 +70,26 @@ FolderWriter = Callable[..., None]
 
 def folder_family(package: ModuleType) -> Family:
     """The :class:`Family` of an office/web folder: like :meth:`Family.of`, with a generator that writes a folder
-    (``generate(task_dir, rng, seed_case)``); its drafts read the folder back (binary fixtures as bytes)."""
+    (``generate(task_dir, rng, seed_case[, level=N])``); its drafts read the folder back (binary fixtures as bytes).
+    A generator with a ``LADDER`` (and ``DEFAULT_LEVEL``) is graded like any other family's."""
     gen = package.generator
+    ladder = tuple(getattr(gen, "LADDER", ()))
 
-    def draft(case, rng: random.Random) -> TaskDraft:
-        return _draft_from_folder(gen.NAME, gen.generate, case, rng)
+    def draft(case, rng: random.Random, level: int | None = None) -> TaskDraft:
+        write = gen.generate if level is None else functools.partial(gen.generate, level=level)
+        return _draft_from_folder(gen.NAME, write, case, rng)
 
-    return Family(gen.NAME, gen.DESCRIPTION, gen.KEYWORDS, draft, package.recipe.RECIPE, write=gen.generate)
+    return Family(
+        gen.NAME,
+        gen.DESCRIPTION,
+        gen.KEYWORDS,
+        draft,
+        package.recipe.RECIPE,
+        tuple(level.number for level in ladder),
+        getattr(gen, "DEFAULT_LEVEL", None),
+        write=gen.generate,
+        ladder=ladder,
+    )
 
 
 def _draft_from_folder(family: str, write: FolderWriter, case, rng: random.Random) -> TaskDraft:

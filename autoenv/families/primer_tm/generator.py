@@ -8,16 +8,32 @@ the arithmetic with the tools that are there (awk). The formula (Wallace rule
 for short primers; the basic or the salt-adjusted GC formula for longer
 ones), the salt concentration, the pair tolerance and the FASTA layout
 (wrapped lines, lower case) vary.
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) ask for a program the tests run on unseen FASTA files, leave the rules
+to the lab's protocol under ``/app/protocol/`` and pair primers by name; level 1 is the task above, unchanged.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import textwrap
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import TaskDraft, dockerfile, pytest_test_sh, sha256_text, solve_sh, task_name, task_toml
+from autoenv.families.base import (
+    TaskDraft,
+    dockerfile,
+    pytest_test_sh,
+    sha256_text,
+    solve_sh,
+    task_files,
+    task_name,
+    task_toml,
+)
+from autoenv.families.levels import Level
+from autoenv.families.primer_tm import ladder
+from autoenv.families.primer_tm.ladder import tm
+from autoenv.families.solver import fill_program, program_source
 from autoenv.grading import AGENTCALL
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -30,23 +46,38 @@ KEYWORDS = ("primer", "melting", "tm", "pcr", "dna", "bioinformatics", "gc conte
 GENES = ["GAPDH", "ACTB", "TP53", "MYC", "EGFR", "KRAS", "BRCA1", "VEGFA", "IL6", "TNF", "CDK2", "SOX2"]
 NO_PYTHON_RUN = "rm -f /usr/bin/python3* /usr/local/bin/python3* /usr/bin/python /usr/local/bin/python"
 
-
-def tm(seq: str, formula: str, na: float, short_below: int) -> float:
-    at = seq.count("A") + seq.count("T")
-    gc = seq.count("G") + seq.count("C")
-    n = len(seq)
-    if n < short_below:
-        return 2 * at + 4 * gc
-    if formula == "basic":
-        return 64.9 + 41 * (gc - 16.4) / n
-    return 81.5 + 16.6 * math.log10(na) + 0.41 * (100 * gc / n) - 675 / n
+LADDER = (
+    Level(number=1, asks="compute two TSV reports for one FASTA file, every formula and limit spelled out"),
+    Level(
+        number=2,
+        axes={"hidden_cases": 1},
+        asks="as 1, and ship /app/tmcalc.py, which the tests run on unseen FASTA files with corners the shipped "
+        "one does not show (empty, CRLF, blank lines, a pair exactly at the tolerance, a primer exactly at the "
+        "short-primer threshold, unicode descriptions)",
+    ),
+    Level(
+        number=3,
+        axes={"hidden_cases": 1, "less_told": 1},
+        asks="as 2, but the method, salt, threshold and tolerance are not told: they are the lab's protocol "
+        "under /app/protocol/ (a settings file with the salt in millimolar, a methods note with the formulas)",
+    ),
+    Level(
+        number=4,
+        axes={"hidden_cases": 1, "less_told": 2, "composition": 1},
+        asks="as 3, with the threshold given as the longest Wallace primer, a retired method in the protocol's "
+        "history and a method the report does not use beside the real ones, and pairs found by name: anywhere "
+        "in the file, in either order, some primers without a partner",
+    ),
+)
+DEFAULT_LEVEL = 1
 
 
 def _primer(rng: random.Random, n: int, gc_bias: float) -> str:
     return "".join(rng.choice("GC") if rng.random() < gc_bias else rng.choice("AT") for _ in range(n))
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    """A primer-tm task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
     words = (case.failure_mode + " " + case.target_skill + " " + case.trajectory).lower()
     no_python = (
         "python" in words
@@ -90,13 +121,7 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         )
         pairs.append((tag, round(delta, 1), "yes" if delta <= max_delta else "no"))
 
-    if formula == "basic":
-        long_rule = "`Tm = 64.9 + 41 * (G + C - 16.4) / N`"
-    else:
-        long_rule = (
-            f"the salt-adjusted formula `Tm = 81.5 + 16.6 * log10([Na+]) + 0.41 * GC% - 675 / N` with `[Na+] = {na}` "
-            f"(mol/L; `log10` is the base-10 logarithm, `GC%` the GC content in percent)"
-        )
+    long_rule = _long_rule(formula, na)
     tools = (
         (
             "Python is **not** available in this environment (and there is no network to install it): use the "
@@ -161,6 +186,8 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
             "environment/app/primers.fasta": fasta,
         }
     )
+    if level >= 2:
+        return _above_level_one(case, rng, level, primers, formula, na, short_below, max_delta)
     name = task_name("primer-tm", rng, ("awk-" if no_python else "") + formula)
     probe = rows[-1]
     params: dict[str, Any] = {
@@ -174,6 +201,98 @@ def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
         "output_path": "/app/tm_report.tsv",
     }
     return TaskDraft(name=name, family="primer-tm", files=files, params=params)
+
+
+def _above_level_one(
+    case: SeedCase,
+    rng: random.Random,
+    rung: int,
+    primers: list[tuple[str, str]],
+    formula: str,
+    na: float,
+    short_below: int,
+    max_delta: float,
+) -> TaskDraft:
+    """Levels 2-4 (:mod:`.ladder`): Python is there (the tests run the solver's program through the broker)."""
+    max_delta = float(int(max_delta) + int(max_delta) % 2)  # even: a Wallace pair can sit exactly on it
+    if rung >= 3:
+        short_below = rng.choice([12, 14, 16])
+    if rung >= 4:  # pairs found by name: shuffled, and two primers whose partner is missing
+        for i in range(2):
+            end = rng.choice("FR")
+            primers.append((f"{rng.choice(GENES)}-{90 + i}_{end}", _primer(rng, rng.randint(15, 28), 0.5)))
+        rng.shuffle(primers)
+    text = ladder.fasta(primers, rng)
+    rows, pairs = ladder.report(primers, formula, na, short_below, max_delta)
+    hidden_sets = ladder.hidden_records(rng, short_below, max_delta, by_name=rung >= 4)
+    hidden = {
+        name: ladder.fasta(records, rng, crlf="crlf" in name, blank="crlf" in name)
+        for name, records in hidden_sets.items()
+    }
+    expected = {
+        name: ladder.report(records, formula, na, short_below, max_delta) for name, records in hidden_sets.items()
+    }
+    if rung >= 3:
+        told = ladder.protocol_told()
+        app = {
+            "primers.fasta": text,
+            ladder.CONF: ladder.conf(rng, formula, na, short_below, max_delta, level=rung),
+            ladder.METHODS: ladder.methods(rung),
+        }
+    else:
+        told = _rules_text(formula, na, short_below, max_delta)
+        app = {"primers.fasta": text}
+    params = ladder.program_params(rung, formula, na, short_below, max_delta)
+    program = fill_program(program_source(str(Path(__file__).with_name("recipe.py"))), params)
+    solution = solve_sh(
+        f"mkdir -p /app\ncat > {ladder.PROGRAM} <<'TMCALC'\n{program}TMCALC\n"
+        f"python3 {ladder.PROGRAM} /app/primers.fasta /app\ncat /app/tm_report.tsv /app/pairs.tsv\n"
+    )
+    tests = _pytest_verifier(sha256_text(text), rows, pairs) + ladder.tests(expected)
+    files = task_files(
+        case,
+        NAME,
+        "bioinformatics",
+        ["bioinformatics", "pcr", "melting-temperature", "python"],
+        ladder.instruction(rung, told, len(primers)),
+        solution,
+        tests,
+        app=app,
+        hidden=hidden,
+    )
+    expected_tm = "name\tlength\tgc_percent\ttm\n" + "".join(f"{n}\t{ln}\t{g:.1f}\t{t:.1f}\n" for n, ln, g, t in rows)
+    expected_pairs = "pair\tdelta_tm\tcompatible\n" + "".join(f"{p}\t{d:.1f}\t{c}\n" for p, d, c in pairs)
+    params = {
+        "no_python": False,
+        "formula": formula,
+        "na": na,
+        "max_delta": max_delta,
+        "short_below": short_below,
+        "pairs": len(pairs),
+        "leak_hint": f"tm {rows[-1][3]!r} for {rows[-1][0]}",
+        "stale_output": [("tm_report.tsv", expected_tm), ("pairs.tsv", expected_pairs)],
+        "output_path": "/app/tm_report.tsv",
+    }
+    return TaskDraft(name=task_name("primer-tm", rng, f"l{rung}-{formula}"), family=NAME, files=files, params=params)
+
+
+def _rules_text(formula: str, na: float, short_below: int, max_delta: float) -> str:
+    """Level 1's rules, as levels 2's instruction tells them."""
+    return textwrap.dedent(f"""\
+        For every primer compute, from its sequence (`N` = length, `A`, `C`, `G`, `T` = base counts), `tm`
+        (melting temperature, °C): for primers shorter than {short_below} bases the Wallace rule
+        `Tm = 2 * (A + T) + 4 * (G + C)`; for {short_below} bases or more {_long_rule(formula, na)}.
+        The tolerance of a pair is {max_delta:g} °C.
+        """)
+
+
+def _long_rule(formula: str, na: float) -> str:
+    if formula == "basic":
+        return "`Tm = 64.9 + 41 * (G + C - 16.4) / N`"
+    return (
+        f"the salt-adjusted formula `Tm = 81.5 + 16.6 * log10([Na+]) + 0.41 * GC% - 675 / N` with `[Na+] = {na}` "
+        f"(mol/L; `log10` is the base-10 logarithm, `GC%` the GC content in percent)"
+    )
 
 
 AWK_PROGRAM = r"""

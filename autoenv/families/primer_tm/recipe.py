@@ -1,35 +1,76 @@
-"""primer-tm: read the formula and limits from the instruction and compute the report with awk (no Python needed)."""
+"""primer-tm: read the formula and limits from the instruction and compute the report with awk (no Python needed).
+
+Above level 1 the task asks for a program, ``/app/tmcalc.py`` (Python is there), which the tests run on unseen
+FASTA files: the recipe writes ``files/solver_program.py`` there, with the rules the instruction tells or, when it
+points at the lab's protocol instead (levels 3 and 4), the protocol's path for the program to read. Its
+``difficulty`` is the level's skill key, so each level is a skill of its own to the learned solver.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from autoenv.families.primer_tm.generator import awk_solution
-from autoenv.families.solver import ShellRecipe, first
+from autoenv.families.primer_tm.generator import LADDER, awk_solution
+from autoenv.families.primer_tm.ladder import CONF, PROGRAM
+from autoenv.families.solver import ProgramRecipe, first
 
 
-class PrimerTmRecipe(ShellRecipe):
+def level_of(instruction: str) -> int:
+    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
+    if PROGRAM not in instruction:
+        return 1
+    if "/app/protocol/" not in instruction:
+        return 2
+    return 4 if "no partner" in instruction else 3
+
+
+class PrimerTmRecipe(ProgramRecipe):
     name = "primer_tm"
-    markers = ("Wallace rule", "/app/primers.fasta")
-    interpreter = "sh"  # POSIX sh and awk: the task may have removed Python
+    markers = ("/app/primers.fasta", "/app/tm_report.tsv", "/app/pairs.tsv")
+    program_path = "/tmp/autoenv_solve.sh"  # level 1; above it the task names the program's path
+
+    def difficulty(self, instruction: str) -> str | None:
+        level = level_of(instruction)
+        return None if level == 1 else LADDER[level - 1].skill()
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        return {
-            "formula": "salt" if "salt-adjusted" in instruction else "basic",
-            "na": float(first(r"\[Na\+\] = ([0-9.]+)", instruction)) if "salt-adjusted" in instruction else 0.05,
-            "short": int(first(r"shorter than (\d+) bases", instruction)),
-            "max_delta": float(first(r"at most ([0-9.]+) °C", instruction)),
+        level = level_of(instruction)
+        found: dict[str, Any] = {
+            "level": level,
             "inputs": ["/app/primers.fasta"],
             "outputs": ["/app/tm_report.tsv", "/app/pairs.tsv"],
         }
+        if level >= 3:
+            return found | {"protocol": "/app/" + CONF, "program_path": PROGRAM}
+        salt = "salt-adjusted" in instruction
+        found |= {
+            "formula": "salt" if salt else "basic",
+            "na": float(first(r"\[Na\+\] = ([0-9.]+)", instruction)) if salt else 0.05,
+            "short": int(first(r"shorter than (\d+) bases", instruction)),
+        }
+        if level == 1:
+            return found | {"max_delta": float(first(r"at most ([0-9.]+) °C", instruction))}
+        return found | {
+            "max_delta": float(first(r"tolerance of a pair is ([0-9.]+) °C", instruction)),
+            "program_path": PROGRAM,
+        }
 
     def look(self, params: dict[str, Any]) -> str:
-        return "head -n 8 /app/primers.fasta; command -v python3 awk || true"
+        look = "head -n 8 /app/primers.fasta; command -v python3 awk || true"
+        return look + "; ls /app/protocol; cat /app/protocol/*" if "protocol" in params else look
 
     def program(self, params: dict[str, Any]) -> str:
-        return "#!/bin/sh\nset -e\n" + awk_solution(
-            params["formula"], params["na"], params["short"], params["max_delta"]
-        )
+        if params["level"] == 1:  # POSIX sh and awk: the task may have removed Python
+            return "#!/bin/sh\nset -e\n" + awk_solution(
+                params["formula"], params["na"], params["short"], params["max_delta"]
+            )
+        rules = ("protocol",) if "protocol" in params else ("formula", "na", "short", "max_delta")
+        return super().program({key: params[key] for key in rules})
+
+    def run_command(self, params: dict[str, Any]) -> str:
+        if params["level"] == 1:
+            return f"sh {self.program_at(params)}"
+        return f"python3 {PROGRAM} /app/primers.fasta /app"
 
 
 RECIPE = PrimerTmRecipe()

@@ -6,15 +6,20 @@ on the one directory they were tried on. The verifier runs the script on
 fresh trees it builds itself (spaces, dotfiles, names without extension,
 upper-case extensions, nested folders), so only a general script passes.
 Recursion, hidden-file handling, the sort order and the output separator vary.
+That is level 1 of a 4-level ladder (:data:`LADDER`, :mod:`.ladder`): corner trees, the tool's manual page
+instead of the instruction, a large tree within a time limit.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 import textwrap
 from typing import TYPE_CHECKING
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
+from autoenv.families.levels import Level
+from autoenv.families.shell_script import ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -24,6 +29,29 @@ DESCRIPTION = "a bash tool over a directory tree, tested on fresh trees"
 KEYWORDS = ("shell", "bash", "script", "find", "files", "directory", "backup", "rotation", "posix")
 CATEGORY = "system-administration"
 TAGS = ["bash", "shell", "find", "awk"]
+
+#: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.shell_script.ladder`.
+LADDER = (
+    Level(number=1, asks="write the tally script the instruction specifies in full, tested on fresh trees"),
+    Level(
+        number=2,
+        axes={"hidden_cases": 1},
+        asks="as 1, tested on unseen trees with every corner: newlines, tabs, quotes and non-ASCII letters in names, "
+        "a name ending in '.', pipes, links to directories, an empty tree",
+    ),
+    Level(
+        number=3,
+        axes={"less_told": 1, "hidden_cases": 1},
+        asks="rewrite a lost tool from its manual page alone (options, defaults, separator, exit statuses), run with "
+        "the nightly crontab's options; the tests run every option on unseen corner trees",
+    ),
+    Level(
+        number=4,
+        axes={"less_told": 1, "hidden_cases": 1, "scale": 1},
+        asks="as 3, and a tree of 8,000 files tallied within 4 s (a process per file is too slow)",
+    ),
+)
+DEFAULT_LEVEL = 1
 
 SORTS = {
     "count": ("by `count` descending, ties by extension ascending", "-k2,2nr -k1,1"),
@@ -90,23 +118,42 @@ def _tree(rng: random.Random) -> dict[str, int]:
     return files
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+def data_files(rng: random.Random) -> dict[str, str]:
+    """The shipped tree ``/app/data`` (paths under ``environment/app/``): plain names, none of the corners."""
+    return {
+        f"data/{rel}": ("".join(rng.choice("abcdefgh \n") for _ in range(size)))[:size]
+        for rel, size in _tree(rng).items()
+    }
+
+
+def scope_phrase(recursive: bool) -> str:
+    return (
+        "every regular file in `DIR` and, recursively, in all of its subdirectories"
+        if recursive
+        else "every regular file directly inside `DIR` (do not descend into subdirectories)"
+    )
+
+
+def hidden_phrase(hidden: bool) -> str:
+    return (
+        "Hidden files (names starting with `.`) count like any other file."
+        if hidden
+        else "Hidden files (names starting with `.`) are skipped."
+    )
+
+
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 2:
+        return ladder.generate(case, rng, level, sys.modules[__name__])
     recursive = rng.random() < 0.5
     hidden = rng.random() < 0.4
     sort = rng.choice(sorted(SORTS))
     sep_name, sep = rng.choice([("tab", "\t"), ("comma", ","), ("space", " ")])
     script = rng.choice(["/app/bin/tally.sh", "/app/tally.sh", "/app/tools/extstats.sh"])
     tree = _tree(rng)
-    scope = (
-        "every regular file in `DIR` and, recursively, in all of its subdirectories"
-        if recursive
-        else "every regular file directly inside `DIR` (do not descend into subdirectories)"
-    )
-    hidden_text = (
-        "Hidden files (names starting with `.`) count like any other file."
-        if hidden
-        else "Hidden files (names starting with `.`) are skipped."
-    )
+    scope = scope_phrase(recursive)
+    hidden_text = hidden_phrase(hidden)
     sep_text = {"tab": "a tab", "comma": "a comma", "space": "a single space"}[sep_name]
     instruction = textwrap.dedent(f"""\
         # Tally files by extension

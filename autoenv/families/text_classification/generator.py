@@ -6,7 +6,9 @@ below the target. The template makes a labelled corpus from class
 vocabularies with realistic overlap and label noise, sets the target a few
 points below what multinomial naive Bayes reaches on it (so the target is
 reachable with standard-library code in seconds, and a keyword rule falls
-short), and grades predictions against labels only the verifier has.
+short), and grades predictions against labels only the verifier has. That is
+level 1 of a 4-level ladder (:data:`LADDER`, :mod:`.ladder`): a layout found in the files, a predictor run on
+unseen files, a large file within a time limit.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from __future__ import annotations
 import math
 import random
 import re
+import sys
 import textwrap
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.levels import Level
+from autoenv.families.text_classification import ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -101,6 +106,30 @@ THEMES = {
     ),
 }
 
+#: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.text_classification.ladder`.
+LADDER = (
+    Level(number=1, asks="train a standard-library classifier to an accuracy target on a layout the instruction gives"),
+    Level(
+        number=2,
+        axes={"less_told": 1},
+        asks="the layout is not told: quoted CSV with commas, quotes and line breaks in texts, extra columns in "
+        "shuffled order, labels in mixed case with stray spaces; the answer in the form of a sample submission",
+    ),
+    Level(
+        number=3,
+        axes={"less_told": 1, "hidden_cases": 1},
+        asks="as 2, and ship /app/predict.py, which the tests run on unseen files: an empty text, unknown words, "
+        "non-ASCII letters, CRLF, a file with no rows",
+    ),
+    Level(
+        number=4,
+        axes={"less_told": 1, "hidden_cases": 1, "scale": 1},
+        asks="as 3, and a hidden file of 8,000 rows labelled within 10 s, training included (nearest neighbours "
+        "take tens of seconds)",
+    ),
+)
+DEFAULT_LEVEL = 1
+
 FILLER = (
     "the a to and of in is it for on my this that with was have be at not are you your we can will just so get "
     "about from all one up out if what there when which their more would time could been only also after "
@@ -157,30 +186,55 @@ def nb_accuracy(train: list[tuple[str, str]], test: list[tuple[str, str]], bigra
     return correct / len(test)
 
 
-def generate(case: SeedCase, rng: random.Random) -> TaskDraft:
+def draw_rows(
+    rng: random.Random, vocab: dict[str, list[str]], weights: list[float], strength: float, n: int, noise: float
+) -> list[tuple[str, str]]:
+    """``n`` (label, text) rows: a label by ``weights``, a text of its words at ``strength`` among the other classes'
+    and filler; a share ``noise`` of the labels is replaced by a random class (label noise)."""
+    classes = sorted(vocab)
+    rows = []
+    for _ in range(n):
+        label = rng.choices(classes, weights=weights)[0]
+        others = [w for c in classes if c != label for w in vocab[c]]
+        shown = label if not noise or rng.random() > noise else rng.choice(classes)
+        rows.append((shown, _text(rng, vocab[label], others, strength)))
+    return rows
+
+
+def corpus(
+    rng: random.Random,
+    vocab: dict[str, list[str]],
+    weights: list[float],
+    strength: float,
+    n_train: int,
+    n_test: int,
+    noise: float = 0.03,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], float, float, float]:
+    """Training and test rows, the class words made stronger until a constant prediction stays well below what
+    naive Bayes reaches: (train, test, naive Bayes accuracy, majority share, the strength used)."""
+    for _ in range(6):
+        train = draw_rows(rng, vocab, weights, strength, n_train, noise)
+        test = draw_rows(rng, vocab, weights, strength, n_test, noise)
+        acc = min(nb_accuracy(train, test, False), nb_accuracy(train, test, True))
+        majority = Counter(y for y, _ in test).most_common(1)[0][1] / len(test)
+        if majority < acc - 0.12:
+            break
+        strength += 0.05
+    return train, test, acc, majority, strength
+
+
+def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
+    """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 2:
+        return ladder.generate(case, rng, level, sys.modules[__name__])
     theme = rng.choice(sorted(THEMES))
     what, label_col, text_col, vocab = THEMES[theme]
     classes = sorted(vocab)
     strength = rng.uniform(0.18, 0.3)
     weights = [rng.uniform(0.5, 1.5) for _ in classes]
 
-    def sample(n: int) -> list[tuple[str, str]]:
-        rows = []
-        for _ in range(n):
-            label = rng.choices(classes, weights=weights)[0]
-            others = [w for c in classes if c != label for w in vocab[c]]
-            shown = label if rng.random() > 0.03 else rng.choice(classes)  # label noise
-            rows.append((shown, _text(rng, vocab[label], others, strength)))
-        return rows
-
     n_train, n_test = rng.randint(1500, 3000), rng.randint(300, 500)
-    for _ in range(6):  # a constant prediction must stay well below the target
-        train, test = sample(n_train), sample(n_test)
-        acc = min(nb_accuracy(train, test, False), nb_accuracy(train, test, True))
-        majority = Counter(y for y, _ in test).most_common(1)[0][1] / len(test)
-        if majority < acc - 0.12:
-            break
-        strength += 0.05
+    train, test, acc, majority, strength = corpus(rng, vocab, weights, strength, n_train, n_test)
     threshold = max(0.6, min(0.95, math.floor((acc - 0.04) * 100) / 100))
     train_name, test_name, out_name = rng.choice(
         [("train.tsv", "test.tsv", "predictions.txt"), ("train_set.tsv", "test_set.tsv", "predicted.txt")]

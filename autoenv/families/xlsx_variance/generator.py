@@ -5,6 +5,9 @@ variance), the order of the Budget/Actual columns, whether a title block sits
 above the header, the tolerance, the number of rows and all the numbers. The
 verifier (``verifiers/xlsx_tests.py``) evaluates the formulas with
 ``formula_eval.py`` on the sheet's numbers and on perturbed numbers.
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) leave layout and rules to the sheet and its Notes sheet, evaluate the
+formulas on corner figures and take the actuals from a Ledger sheet; level 1 is the task above, unchanged.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from autoenv.families.levels import Level
 from autoenv.families.office import common
+from autoenv.families.xlsx_variance import ladder
 
 NAME = "xlsx-variance"
 DESCRIPTION = "fill variance, status and total formulas in a budget workbook"
@@ -84,6 +89,29 @@ OWNERS = [
     "P. Mehta",
 ]
 TOLERANCES = [0.05, 0.075, 0.1, 0.15]
+
+LADDER = (
+    Level(number=1, asks="fill variance, status and total formulas whose layout and rules the instruction spells out"),
+    Level(
+        number=2,
+        axes={"less_told": 1},
+        asks="the layout (header, data and Total rows, which column is which) and the rules (the variance's sign, "
+        "the tolerance, the totals) are not told: the sheet shows the one, the workbook's Notes sheet the other",
+    ),
+    Level(
+        number=3,
+        axes={"less_told": 1, "hidden_cases": 1},
+        asks="as 2, and the formulas are evaluated again on corner figures: a budget of 0, a variance exactly at "
+        "the limit, a negative actual (a division by the budget or a >= fails)",
+    ),
+    Level(
+        number=4,
+        axes={"less_told": 1, "hidden_cases": 1, "composition": 1},
+        asks="as 3, with the Actual column empty: an actual is the sum of the Ledger sheet's postings to the row's "
+        "code (none: 0; postings to other codes count nowhere), a formula the tests move the ledger under",
+    ),
+)
+DEFAULT_LEVEL = 1
 
 
 def _pair(rng: random.Random, tolerance: float) -> tuple[int, int]:
@@ -240,9 +268,13 @@ def _pct(x: float) -> str:
     return f"{x * 100:g}%"
 
 
-def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
+def generate(task_dir: Path, rng: random.Random, seed_case=None, level: int = DEFAULT_LEVEL) -> None:
+    """An xlsx-variance task of ``level`` (:data:`LADDER`); level 1 writes exactly the tasks of earlier releases."""
     task_dir = Path(task_dir)
     case = build_workbook(rng, task_dir / "environment" / "app" / "variance.xlsx")
+    if level >= 2:
+        _above_level_one(task_dir, rng, case, level, seed_case)
+        return
     n = len(case["rows"])
     listing = ", ".join(f"{col} {text}" for col, text in sorted(case["headers"].items()))
     common.write(
@@ -271,3 +303,88 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
     }
     common.write_python_solution(task_dir, FILES / "xlsx_solve.py", solve_case)
     common.write_tests(task_dir, FILES / "xlsx_tests.py", case, common.FORMULA_EVAL_PATH)
+
+
+LADDER_INSTRUCTION = """\
+# Variance formulas in a budget workbook
+
+`/app/variance.xlsx` has a sheet **{sheet}** that lists {what} with their
+budget and actual figures, a Variance and a Status column to complete, and a
+row labelled **Total**.{ledger}
+
+Complete the sheet in place (save it back to `/app/variance.xlsx`) with
+**formulas**, not typed-in numbers, following the finance team's conventions
+on the workbook's **Notes** sheet: what the variance is, when a row is
+flagged, what the Total row holds{actual}.
+
+Leave everything else as it is: the headers, the names and numbers, the
+Total label, the other sheets and the sheet names.
+{corners}
+The checker recomputes your formulas itself and ignores values cached in the
+file (openpyxl, which is installed, does not compute formulas). It
+understands cell references (`D4`, `$D$4`, `Sheet!D4`), ranges (`D4:D9`),
+arithmetic, comparisons, `&`, percentages and the functions SUM, MIN, MAX,
+AVERAGE, ABS, ROUND, IF, AND, OR, NOT, COUNTIF and SUMIF.
+"""
+
+
+def _above_level_one(task_dir: Path, rng: random.Random, case: dict, rung: int, seed_case) -> None:
+    """Levels 2-4 (:mod:`.ladder`): the Notes sheet, corner figures, the ledger."""
+    import openpyxl
+    from openpyxl.styles import Font
+
+    path = task_dir / "environment" / "app" / "variance.xlsx"
+    wb = openpyxl.load_workbook(path)
+    ws = wb[case["sheet"]]
+    if rung >= 4:  # the actuals come from the ledger: the column is emptied, the rows' actuals are the sums
+        listed = {row[0] for row in case["rows"]}
+        prefix = case["rows"][0][0].split("-")[0]
+        others = [f"{prefix}-{c}" for c in rng.sample(range(100, 999), 6) if f"{prefix}-{c}" not in listed][:2]
+        entries, actual = ladder.postings(rng, case["rows"], others)
+        ledger = wb.create_sheet(ladder.LEDGER)
+        for col, label in zip("ABCD", ("Code", "Posted", "Description", "Amount (EUR)")):
+            ledger[f"{col}1"] = label
+            ledger[f"{col}1"].font = Font(bold=True)
+        for n, entry in enumerate(entries):
+            for col, value in zip("ABCD", entry):
+                ledger[f"{col}{n + 2}"] = value
+        for i, row in enumerate(case["rows"]):
+            row[4] = actual[row[0]]
+            ws[f"{case['cols']['actual']}{case['first_row'] + i}"] = None
+        case |= {
+            "ledger": ladder.LEDGER,
+            "ledger_amount_col": "D",
+            "ledger_moved": [[code, rng.randrange(-50, 400) * 10] for code, _, _, _ in entries],
+        }
+    notes = wb.create_sheet(ladder.NOTES)
+    for n, line in enumerate(ladder.notes(case, rung)):
+        notes[f"A{n + 1}"] = line
+    notes["A1"].font = Font(bold=True)
+    common.save_workbook(wb, path)
+    if rung >= 3:
+        case["corners"] = [list(pair) for pair in ladder.corners(rng, len(case["rows"]), case["tolerance"])]
+    text = LADDER_INSTRUCTION.format(
+        sheet=case["sheet"],
+        what=case["what"],
+        ledger=" Its actuals are to come from the **Ledger** sheet." if rung >= 4 else "",
+        actual=" and where an actual comes from" if rung >= 4 else "",
+        corners=(
+            "\nThe checker evaluates your formulas on the sheet's figures and again on\n"
+            "other figures, corners included: a budget of 0, a variance exactly at the\n"
+            "limit, a negative actual (a credit).\n"
+            if rung >= 3
+            else ""
+        ),
+    )
+    common.write(task_dir / "instruction.md", common.reflow(text))
+    common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
+    common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN))
+    common.write_python_solution(
+        task_dir, FILES / "xlsx_ladder_solve.py", {"workbook": case["workbook"], "sheet": case["sheet"]}
+    )
+    common.write_tests(task_dir, FILES / "xlsx_tests.py", case, common.FORMULA_EVAL_PATH)
+    tests = task_dir / "tests" / "test_outputs.py"
+    text = tests.read_text()
+    if rung >= 4:  # the actuals are formulas now: the inputs left unchanged are the first four columns
+        text = ladder.inputs_without_actual(text)
+    tests.write_text(text + (ladder.TESTS if rung >= 3 else "") + (ladder.LEDGER_TESTS if rung >= 4 else ""))

@@ -1,12 +1,28 @@
-"""xlsx-variance: read the sheet's layout and rules, then write the formulas with files/xlsx_solve.py."""
+"""xlsx-variance: read the sheet's layout and rules, then write the formulas with files/xlsx_solve.py.
+
+Above level 1 the instruction tells neither: the recipe looks at the workbook (every sheet, the Notes included) and
+runs files/xlsx_ladder_solve.py, which finds the layout on the sheet, the rules on the Notes sheet and, where the
+Notes say so, the actuals on the Ledger sheet. Its ``difficulty`` is the level's skill key, so each level is a skill
+of its own to the learned solver.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from autoenv.families.office import FolderRecipe
+from autoenv.families.office import FolderRecipe, common
 from autoenv.families.solver import first
+from autoenv.families.xlsx_variance.generator import LADDER
+
+
+def level_of(text: str) -> int:
+    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
+    if "**Notes** sheet" not in text:
+        return 1
+    if "corners included" not in text:
+        return 2
+    return 4 if "**Ledger** sheet" in text else 3
 
 
 class VarianceFormulasRecipe(FolderRecipe):
@@ -14,7 +30,17 @@ class VarianceFormulasRecipe(FolderRecipe):
     heading = "# Variance formulas in a budget workbook"
     solution = "xlsx_solve.py"
 
+    def difficulty(self, instruction: str) -> str | None:
+        level = level_of(common.flat(instruction))
+        return None if level == 1 else LADDER[level - 1].skill()
+
     def read(self, text: str) -> dict[str, Any]:
+        if level_of(text) >= 2:  # the layout is on the sheet and the rules on its Notes: the program finds them
+            return {
+                "level": level_of(text),
+                "workbook": first(r"`/app/([\w.-]+\.xlsx)`", text),
+                "sheet": first(r"a sheet \*\*(.+?)\*\*", text),
+            }
         first_row, last_row = (int(x) for x in re.search(r"data in rows (\d+)-(\d+)", text).groups())
         listing = first(r"The columns are: (.+?)\.", text)
         cols = {label.split(" ", 1)[1].strip().lower(): label.split(" ", 1)[0] for label in listing.split(", ")}
@@ -35,7 +61,19 @@ class VarianceFormulasRecipe(FolderRecipe):
             "tolerance": float(first(r"more than ([\d.]+)% of", text)) / 100,
         }
 
+    def program(self, params: dict[str, Any]) -> str:
+        if params.get("level", 1) >= 2:
+            return common.solution_source(
+                self.files / "xlsx_ladder_solve.py", {"workbook": params["workbook"], "sheet": params["sheet"]}
+            )
+        return super().program(params)
+
     def look(self, params: dict[str, Any]) -> str:
+        if params.get("level", 1) >= 2:  # every sheet: the data, the Notes and any Ledger
+            return (
+                f"ls -la /app; python3 -c \"import openpyxl; wb = openpyxl.load_workbook('/app/{params['workbook']}'); "
+                '[print(ws.title, r) for ws in wb for r in ws.iter_rows(values_only=True)]"'
+            )
         return (
             f'ls -la /app; python3 -c "import openpyxl; ws = '
             f"openpyxl.load_workbook('/app/{params['workbook']}')['{params['sheet']}']; "

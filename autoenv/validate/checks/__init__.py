@@ -38,6 +38,7 @@ CHECKS: list[Check] = [
         "nop",
         "leakage",
         "tamper",
+        "contradictions",
         "partial",
         "timeouts",
         "probes",
@@ -57,6 +58,7 @@ VERDICT_CODE = (
     "agents/oracle.py",
     "agents/scan.py",
     "agents/toolset.py",
+    "taskfmt/inputs.py",
 )
 
 

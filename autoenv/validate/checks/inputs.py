@@ -3,56 +3,35 @@
 A test that recomputes the expected answer from an input in the agent's work folder (or lets a file there decide
 what is checked) is beaten by emptying that input and writing the matching trivial output (the ``inputs``
 shortcut cheat tries exactly that). Where the verifier reads the agent's copy of an input the image ships (a
-shared-mode verifier, or a separate one whose artifacts bring the folder back), this check warns with the file
-and line; ``--strict`` makes it an error. Data files only: a program or config the task asks to fix is the
-deliverable, and the tests must read it; a test file that checks a checksum is taken to verify what it reads.
+shared-mode verifier, or a separate one whose artifacts bring the folder back) and does not restore the image's copy
+first (``autoenv task harden``: :mod:`autoenv.taskfmt.inputs`), this check warns with the file and line;
+``--strict`` makes it an error. Data files only: a program or config the task asks to fix is the deliverable, and
+the tests must read it; a test file that checks a checksum is taken to verify what it reads.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
 
-from harbor.models.task.config import VerifierEnvironmentMode
-
 from autoenv.taskfmt.check import Level, Problem
+from autoenv.taskfmt.inputs import CHECKSUM, DATA_SUFFIXES, deliverable, restored_inputs
+from autoenv.taskfmt.inputs import agent_copy_graded as _graded
 from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.reads import in_image, test_reads, unreadable_image
-
-#: Files that hold data (not programs or configurations the task may ask to change).
-DATA_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".txt", ".log", ".xml", ".yaml", ".yml", ".db", ".sqlite", ".dat"}
-#: A test file that checks a checksum of what it reads trusts no edited input.
-_CHECKSUM = re.compile(r"\b(hashlib|sha\d+sum|md5sum|sha\d+|md5|checksum)\b", re.I)
-_EDIT_VERBS = re.compile(r"\b(fix|edit|repair|update|modify|change|correct|clean|rewrite|patch)\w*\b", re.I)
-
-
-def deliverable(instruction: str, path: str) -> bool:
-    """Whether the instruction asks the agent to change ``path`` (a sentence naming it with fix/edit/...)."""
-    name = PurePosixPath(path).name
-    for sentence in re.split(r"(?<=[.!?])\s+|\n\n", instruction):
-        if (path in sentence or name in sentence) and _EDIT_VERBS.search(sentence):
-            return True
-    return False
 
 
 def checksummed(ctx: Context, test_file: str) -> bool:
     """Whether the test file checks a checksum (of its inputs, presumably: a test that does trusts no edit)."""
     try:
-        return _CHECKSUM.search((ctx.task_dir / test_file).read_text(errors="replace")) is not None
+        return CHECKSUM.search((ctx.task_dir / test_file).read_text(errors="replace")) is not None
     except OSError:
         return False
 
 
 def agent_copy_graded(ctx: Context, path: str) -> bool:
-    """Whether the verifier sees the agent's copy of ``path`` rather than the image's."""
-    verifier = ctx.task.config.verifier
-    separate = verifier.environment_mode == VerifierEnvironmentMode.SEPARATE or (
-        verifier.environment_mode is None and verifier.environment is not None
-    )
-    if not separate:
-        return True
-    artifacts = [str(a if isinstance(a, str) else getattr(a, "source", "")) for a in ctx.task.config.artifacts]
-    return any(path == a.rstrip("/") or path.startswith(a.rstrip("/") + "/") for a in artifacts if a)
+    """Whether the verifier sees the agent's copy of ``path`` rather than the image's (a hardened task restores the
+    image's copy of its named inputs before the tests run: :mod:`autoenv.taskfmt.inputs`)."""
+    return _graded(ctx.task.config, path) and path not in restored_inputs(ctx.task_dir)
 
 
 class InputsCheck(Check):
@@ -82,8 +61,9 @@ class InputsCheck(Check):
                     level=Level.WARNING,
                     message=f"the tests read the input {path}, and the verifier gets the agent's copy of it: an agent "
                     "that edits it (empties it) changes what the tests expect",
-                    advice="keep a copy of the input in tests/ and compute the expected values from it, or check the "
-                    "input's checksum before trusting it",
+                    advice="`autoenv task harden` puts the image's copy back before the tests run (an input the "
+                    "instruction names, or one listed under [metadata] inputs = [...]); or keep a copy of the input in "
+                    "tests/ and compute the expected values from it, or check its checksum before trusting it",
                 )
             )
         return CheckResult(

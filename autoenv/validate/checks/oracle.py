@@ -6,6 +6,7 @@ import re
 
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.checks.base import FIRST, Check, CheckResult, Context, Outcomes
+from autoenv.validate.checks.datadiff import data_differences
 from autoenv.validate.checks.evidence import describe, network_advice, network_failure, outputs_block, trial_evidence
 
 #: How a shell, env or Python says a program (or module) is not there; group 1 is its name.
@@ -109,6 +110,12 @@ class OracleCheck(Check):
 
     async def judge(self, ctx: Context, outcomes: Outcomes) -> CheckResult:
         result = check_oracle(outcomes.oracle, threshold=ctx.threshold, offline=ctx.offline)
+        failed = [o for o in outcomes.oracle if o.reward is None or o.reward < ctx.threshold]
+        if failed and (lines := data_differences(ctx.task_dir, failed[0].trial_dir)):
+            result.evidence["data_differences"] = lines
+            result.feedback = (result.feedback or result.summary) + (
+                "\nData files whose bytes differ from what the tests expect:\n" + "\n".join(f"- {ln}" for ln in lines)
+            )
         result.seconds = round(sum(o.duration_sec or 0.0 for o in outcomes.oracle), 3)
         return result
 

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, skipped
+from autoenv.validate.checks.fields import missing_field_problems, missing_fields
 from autoenv.validate.checks.reads import Read, in_image, test_reads, unreadable_image
 
 
@@ -54,8 +55,11 @@ class SolvableCheck(Check):
             return skipped(self.name, why)
         reads = test_reads(ctx.task_dir)
         missing = unreadable(ctx, reads)
+        fields = missing_fields(ctx)  # the fields the tests read from a shipped input's records, missing there
         evidence = {"reads": sorted({r.path for r in reads}), "missing": [r.path for r in missing]}
-        if not missing:
+        if fields:
+            evidence["missing_fields"] = [f"{f.path}: {f.field}" for f in fields]
+        if not missing and not fields:
             return CheckResult(
                 name=self.name,
                 passed=True,
@@ -75,11 +79,14 @@ class SolvableCheck(Check):
                 "instruction.md as an output the agent must write",
             )
             for r in missing
-        ]
+        ] + missing_field_problems(ctx, fields)
+        said = [f"{f.path} has no field {f.field!r}" for f in fields[:5]]
         return CheckResult(
             name=self.name,
             passed=False,
-            summary=f"the tests read {len(missing)} file(s) nobody creates: " + ", ".join(r.path for r in missing[:5]),
+            summary=f"the tests read {len(missing)} file(s) nobody creates: " + ", ".join(r.path for r in missing[:5])
+            if missing
+            else "the tests read fields the shipped inputs do not have: " + ", ".join(said),
             evidence=evidence,
             feedback="\n".join(f"- {f}" for f in findings),
             findings=findings,

@@ -3,10 +3,14 @@
 It does what the instruction asks with HTTP requests: start the app if it is
 not up, read the symptom page, open every runbook in the library, pick the one
 for the incident's service whose signature occurs in the log excerpt, read
-the resolution form (its token and the engineer list) and submit it.
+the resolution form (its token and the engineer list) and submit it. Where the
+team's process documents more (levels 3 and 4: /app/docs), it follows them too:
+a superseded runbook gives way to its replacement, and an on-call engineer the
+rota has away on the incident's day to the deputy it names.
 """
 
 import html
+import os
 import re
 import subprocess
 import time
@@ -48,6 +52,22 @@ def ensure_server():
     raise SystemExit("the app did not start")
 
 
+def title_of(page):
+    m = re.search(r"<h1>(.*?)</h1>", page, re.S)
+    return html.unescape(m.group(1)) if m else ""
+
+
+def on_duty(oncall, day, rota="/app/docs/rota.md"):
+    """The rota's deputy when ``oncall`` is away on ``day`` (YYYY-MM-DD; both ends included), else ``oncall``."""
+    if not os.path.exists(rota):
+        return oncall
+    for line in open(rota, encoding="utf-8"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] == oncall and cells[1] <= day <= cells[2]:
+            return cells[3]
+    return oncall
+
+
 def main():
     ensure_server()
     incident = CASE["incident"]
@@ -58,6 +78,8 @@ def main():
         page = get(f"/runbooks/{runbook_id}")
         if by_id(page, "service") == service and by_id(page, "signature") in log:
             matches.append((runbook_id, page))
+    if len(matches) > 1:  # a superseded runbook is kept for history: follow its replacement
+        matches = [m for m in matches if "superseded" not in title_of(m[1]).lower()]
     if len(matches) != 1:
         raise SystemExit(f"expected one matching runbook, found {[m[0] for m in matches]}")
     runbook_id, page = matches[0]
@@ -66,7 +88,7 @@ def main():
                  for user, name in re.findall(r'<option value="([^"]+)"[^>]*>([^<(]+)\(', form)}
     fields = {
         "token": re.search(r'name="token" value="([^"]+)"', form).group(1),
-        "assignee": engineers[by_id(page, "oncall")],
+        "assignee": engineers[on_duty(by_id(page, "oncall"), by_id(symptom, "opened")[:10])],
         "runbook_id": runbook_id,
         "note": f"Followed {runbook_id} on {host}; verified with: {by_id(page, 'verify')}",
         "status": "resolved" if by_id(page, "fix-type").startswith("Permanent") else "mitigated",
