@@ -12,7 +12,9 @@ The seed case is ``csv-weighted-stats`` (family ``csv-stat``, graded: clean data
 and 3, messy with a program run on unseen files at 4); the benchmark is held-out tasks of the family at its
 default level (messy data).
 Each prints, per step: the benchmark score (``--benchmark-rollouts`` per task),
-the useful-group rate, the seconds to collect the groups, and the proposer's valid rate. Then the
+the useful-group rate, the mean level of the tasks accepted at that step (their task.toml's ``level``, read by
+:func:`autoenv.report.levels.accepted_levels` over the store: issue 42's "the accepted level rises while the
+useful-group rate stays above 0.5"), the seconds to collect the groups, and the proposer's valid rate. Then the
 valid-environment rate with 95% Wilson intervals per proposer method (prompt, feedback, agentic;
 Fig. 4), from ``--method-attempts`` attempts of each with the untrained proposer. ``autoenv report
 --db OUT/dynamics.db`` draws the same as figures.
@@ -39,6 +41,7 @@ from autoenv.families.registry import FAMILIES  # noqa: E402
 from autoenv.flywheel.loop import Flywheel, FlywheelConfig  # noqa: E402
 from autoenv.proposer.models import SeedCase  # noqa: E402
 from autoenv.report.build import valid_rates  # noqa: E402
+from autoenv.report.levels import accepted_levels  # noqa: E402
 from autoenv.store.db import Store  # noqa: E402
 from autoenv.trials.runner import quiet_harbor_logs  # noqa: E402
 from autoenv.validate.stats import mean_interval  # noqa: E402
@@ -129,6 +132,13 @@ async def method_attempts(store: Store, cases: list[SeedCase], out: Path, attemp
                 )
 
 
+def step_levels(store: Store, run: str) -> dict[int, tuple[float, list[int]]]:
+    """Per step of ``run``: the mean level of the tasks accepted there, and their levels (the report's
+    accepted_levels.png from the same rows); a step that accepted no laddered task is absent."""
+    paths = {t["hash"]: t["path"] for t in store.tasks()}
+    return {row["step"]: (row["mean"], sorted(row["levels"])) for row in accepted_levels(store.attempts(run), paths)}
+
+
 def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -164,11 +174,16 @@ def run_seed(args: argparse.Namespace, cases: list[SeedCase], store: Store, seed
         reports[name] = asyncio.run(Flywheel(configs[name], store, progress=lambda e, d: None).run())
         minutes = (time.monotonic() - started) / 60
         print(f"\n== {configs[name].run} ({minutes:.1f} min)")
-        print(f"{'step':>4} {'policy':>8} {'benchmark':>9} {'useful':>6} {'collect s':>9} {'valid':>5} {'accepted':>8}")
+        levels = step_levels(store, configs[name].run)
+        print(
+            f"{'step':>4} {'policy':>8} {'benchmark':>9} {'useful':>6} {'level':>5} {'levels accepted':>15} "
+            f"{'collect s':>9} {'valid':>5} {'accepted':>8}"
+        )
         for r in reports[name]:
+            mean, accepted = levels.get(r.step, (None, []))
             print(
                 f"{r.step:>4} {f'v{r.policy_version_in}->v{r.policy_version_out}':>8} {fmt(r.benchmark_score):>9} "
-                f"{fmt(r.useful_group_rate):>6} "
+                f"{fmt(r.useful_group_rate):>6} {fmt(mean):>5} {' '.join(map(str, accepted)) or '-':>15} "
                 f"{fmt(r.collect_sec, 1):>9} {fmt(r.proposer_valid_rate):>5} {r.accepted:>8}",
                 flush=True,
             )

@@ -308,7 +308,7 @@ def _climb(proposer: ScriptedProposer, family: Any, draft: Any, verdict: Judgeme
         return
     level = draft.params.get("ladder_level")
     after = proposer.observe(family, level, calibration.pass_rate)
-    if level is not None and after != level:
+    if level is not None and calibration.pass_rate in (0.0, 1.0) and after != level:
         log.add("Read", f"calibration {calibration.verdict}: {family.name} level {level} -> {after}")
 
 

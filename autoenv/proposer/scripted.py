@@ -110,11 +110,14 @@ class ScriptedProposer:
         return self._choose(FIRST_DRAFT, DRAFT_CHOICES, rng) == "careless"
 
     def level(self, family: Family, rng: random.Random, case: SeedCase, attempt: int) -> int | None:
-        """The difficulty of the draft: the pinned level, else the learned table's choice, else the level the
-        calibrations so far climbed to (:meth:`observe`; the family's default at first).
+        """The difficulty of the draft: the pinned level, else the level the calibrations so far climbed to
+        (:meth:`observe`; the family's default at first), or with a learned table its choice among that level and
+        the ones either side (:meth:`frontier`).
 
-        The table's draw comes from its own RNG stream, so a family gaining levels does not change the rest of its
-        drafts.
+        The table chooses near the climbed level, not over the whole ladder: its preferences are learned from r_P
+        over a few proposals a step and move slowly, while calibration says at once that the solver has mastered a
+        level; so the learned proposer climbs with the solver as the scripted one does (issue 42). The table's draw
+        comes from its own RNG stream, so a family gaining levels does not change the rest of its drafts.
         """
         if not family.levels:
             return None
@@ -126,7 +129,7 @@ class ScriptedProposer:
             return self._level
         choice = self._choose(
             f"level:{family.name}",
-            tuple(str(level) for level in family.levels),
+            tuple(str(level) for level in self.frontier(family)),
             random.Random(f"{self.seed}:{case.id}:{attempt}:level"),
         )
         self._level = int(choice)
@@ -145,22 +148,32 @@ class ScriptedProposer:
             return {}
         return {k: v for k, v in data.items() if isinstance(v, int)} if isinstance(data, dict) else {}
 
+    def frontier(self, family: Family) -> tuple[int, ...]:
+        """The levels a learned table chooses among: the one climbed to (the family's default at first) and its
+        neighbours on the ladder."""
+        at = self.climbed().get(family.name, family.default_level or family.levels[0])
+        i = family.levels.index(at) if at in family.levels else 0
+        return family.levels[max(0, i - 1) : i + 2]
+
     def observe(self, family: Family, level: int | None, pass_rate: float | None) -> int | None:
-        """Move the family's level by a calibration's outcome: pass rate 1 ("too easy") one up, 0 ("too hard") one
-        down, anything else (accepted, or no rate) stays. Only a climbing proposer moves (not a pinned level or a
-        learned table's choice); returns the family's level from now on."""
-        if not family.levels or level is None or self.pinned is not None or self.table is not None:
+        """Move the family's level by a calibration of a task of ``level``: pass rate 1 ("too easy") to the level
+        above it, 0 ("too hard") to the one below, anything else (accepted, or no rate) leaves the level where it
+        stands. A pinned level does not move; a learned table's draws move it as a climbing proposer's do (the
+        table then chooses around it: :meth:`level`). Returns the family's level from now on."""
+        if not family.levels or level is None or self.pinned is not None:
             return level
         if pass_rate == 1.0:
-            level = min(family.levels[-1], next((n for n in family.levels if n > level), level))
+            after = min(family.levels[-1], next((n for n in family.levels if n > level), level))
         elif pass_rate == 0.0:
-            level = max(family.levels[0], max((n for n in family.levels if n < level), default=level))
+            after = max(family.levels[0], max((n for n in family.levels if n < level), default=level))
+        else:
+            after = self.climbed().get(family.name, level)
         path = self._levels_file()
         if path is not None:
-            state = {**self.climbed(), family.name: level}
+            state = {**self.climbed(), family.name: after}
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
-        return level
+        return after
 
     def _levels_file(self) -> Path | None:
         return None if self.workspace is None else self.workspace.root / ".proposer" / "levels.json"
