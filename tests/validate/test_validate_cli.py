@@ -38,6 +38,7 @@ def test_validate_valid_task_json_then_cached(tmp_path):
         "nop",
         "leakage",
         "tamper",
+        "contradictions",
         "partial",
         "timeouts",
         "probes",
