@@ -72,17 +72,28 @@ def test_the_variant_is_the_parents_own_draw_one_level_up(family, tmp_path):
     assert proposer.draft(parent.case(), 0, variant=2).params["draw"] != parent.draw
 
 
-def drafted_files(task: Path) -> dict[str, str]:
-    return {p.relative_to(task).as_posix(): p.read_text() for p in task.rglob("*") if p.is_file()}
+def drafted_files(task: Path) -> dict[str, str | bytes]:
+    """A written task's files as a draft holds them: text as ``str``, binary files (a workbook) as ``bytes``."""
+
+    def content(path: Path) -> str | bytes:
+        data = path.read_bytes()
+        try:
+            return data.decode()
+        except UnicodeDecodeError:
+            return data
+
+    return {p.relative_to(task).as_posix(): content(p) for p in task.rglob("*") if p.is_file()}
 
 
 def test_top_level_unladdered_and_bad_inputs_are_refused_clearly(tmp_path):
     top = drafted(seed_case("log-parser-malformed"), tmp_path / "top", level="max")
-    plain = drafted(seed_case("primer-tm-no-python"), tmp_path / "plain")
+    # a family without a ladder (no bundled seed case names one: a case made here)
+    docx = SeedCase(id="t-docx", task="t", failure_mode="t", target_skill="t", family="docx-formatting")
+    plain = drafted(docx, tmp_path / "plain")
     out = str(tmp_path / "out")
     for args, words in (
         (["--from", str(top)], [str(top), "level 4 is the top of family log-parse", "--policy openai"]),
-        (["--from", str(plain)], [str(plain), "family primer-tm has one level (no ladder)", "--policy openai"]),
+        (["--from", str(plain)], [str(plain), "family docx-formatting has one level (no ladder)", "--policy openai"]),
         (["--from", str(tmp_path)], [str(tmp_path), "not a task folder"]),
         ([], ["--method evolve needs --from TASK_DIR"]),
         (["--from", str(top), "--with", str(plain)], ["--with", "--policy openai"]),
