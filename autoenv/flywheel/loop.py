@@ -261,8 +261,8 @@ class Flywheel:
     async def step(self, step: int, policy_version: int) -> StepReport:
         """One step: each stage is a call into its own package, with typed results in between."""
         row = self.store.start_step(self.config.run, step, policy_version)
-        if row["status"] == "done":
-            return StepReport(
+        if row["status"] == "done":  # a step an earlier run of this command finished: what it recorded, not zeros
+            done = StepReport(
                 step=step,
                 policy_version_in=row["policy_version_in"],
                 policy_version_out=row["policy_version_out"],
@@ -270,6 +270,8 @@ class Flywheel:
                 useful_group_rate=row["useful_group_rate"] or 0.0,
                 benchmark_score=row["benchmark_score"],
             )
+            done.count_attempts(self.store.attempts(self.config.run, step))
+            return done
         report = StepReport(step=step, policy_version_in=policy_version, policy_version_out=policy_version)
         self.serve_version(policy_version)
 

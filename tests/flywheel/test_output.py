@@ -147,6 +147,11 @@ def test_quickstart_output_reads_in_a_ci_log(tmp_path):
     assert any(e.startswith("step 0 done: ") for e in events), events
     assert re.search(r"step +policy +proposed +accepted +groups +useful +collect s +train s +bench", run.stderr)
     assert all(len(line) <= 80 for line in run.stderr.splitlines() if not re.match(r"\d\d:\d\d:\d\d ", line))
+    # the main job run again on the same store (a second `quickstart.sh`): every step is resumed, and the steps'
+    # recorded acceptances count, so --min-accepted still holds
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
+    assert not re.search(r"\d\d:\d\d:\d\d propose ", again.stderr), "nothing was proposed again"
 
     static = [
         AUTOENV, "flywheel", "--steps", "1", "--db", str(tmp_path / "s.db"), "--out", str(tmp_path / "s"),
