@@ -11,8 +11,8 @@ bash scripts/setup-train.sh || echo "setup-train: training venv unavailable; the
 .venv/bin/ruff format --check autoenv tests bench scripts
 echo "test.sh: installs and the lint gate took ${SECONDS} s" >&2
 # one pytest worker per core (pytest-xdist), a test file at a time per worker so that a file's module-scoped
-# fixtures are made once (a file's tests may name groups of their own: tests/conftest.py); files are handed out in the order tests/conftest.py sorts them (heaviest first), not
+# fixtures are made once; files are handed out in the order tests/conftest.py sorts them (heaviest first), not
 # xdist's own (most tests first), so that the workers end together. AUTOENV_TEST_WORKERS=0 runs in one process.
 # The 25 slowest tests are printed at the end: where CI time goes, without a timed test.
-exec .venv/bin/python -m pytest -q -rs --durations=25 -n "${AUTOENV_TEST_WORKERS:-logical}" --dist loadgroup \
+exec .venv/bin/python -m pytest -q -rs --durations=25 -n "${AUTOENV_TEST_WORKERS:-logical}" --dist loadfile \
   --no-loadscope-reorder "$@"

@@ -127,21 +127,14 @@ DURATIONS = Path(__file__).with_name("durations.json")
 NEW_TEST_SECONDS = 1.0
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Longest test files first, each file's tests in their own order, and each file one unit of work.
-
-    ``scripts/test.sh`` hands the units to its pytest-xdist workers in this order (``--dist loadgroup
-    --no-loadscope-reorder``): the long files start early and the short ones fill in after, so the workers end
-    together instead of one running a long file alone at the end. A unit is a file (its module-scoped fixtures are
-    made once) unless a test names a group of its own (``pytest.mark.xdist_group``): a long file of independent
-    slow tests, such as every level of every family validated, is split into groups that run on both workers."""
+    """Longest test files first, each file's tests in their own order. ``scripts/test.sh`` hands files to its
+    pytest-xdist workers in this order (``--dist loadfile --no-loadscope-reorder``): the long files start early and
+    the short ones fill in after, so the workers end together instead of one running a long file alone at the end."""
     known = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
     guess: Counter[str] = Counter()
     for item in items:
         guess[_file_of(item)] += NEW_TEST_SECONDS * (10 if item.get_closest_marker("slow") else 1)
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_file_of(item)))
     items.sort(key=lambda item: -known.get(_file_of(item), guess[_file_of(item)]))
 
 

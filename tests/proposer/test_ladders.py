@@ -26,15 +26,10 @@ from autoenv.validate.validation import validate_task
 
 LADDERED = [name for name, family in FAMILIES.items() if family.ladder]
 EVERY_LEVEL = [(name, level) for name in LADDERED for level in FAMILIES[name].levels]
-#: every level but the family's default, each family's a unit of work of its own for the test command's workers
-#: (tests/conftest.py). The default level is the task the bundled seed cases (tests/proposer/test_propose.py) and
-#: the office families' tests (tests/office/test_office_trials.py) validate and solve already:
-#: test_the_default_level_of_every_ladder_is_validated_elsewhere holds that true for every laddered family.
-OTHER_LEVELS = [
-    pytest.param(name, level, marks=pytest.mark.xdist_group(f"ladder-{name}"))
-    for name, level in EVERY_LEVEL
-    if level != FAMILIES[name].default_level
-]
+#: every level but the family's default: the default level is the task the bundled seed cases
+#: (tests/proposer/test_propose.py) and the office families' tests (tests/office/test_office_trials.py) validate and
+#: solve already; test_the_default_level_of_every_ladder_is_validated_elsewhere holds that true for every family.
+OTHER_LEVELS = [(name, level) for name, level in EVERY_LEVEL if level != FAMILIES[name].default_level]
 #: Families whose level-1 task the scripted policy's generic recipes solve (one named function; a TSV classifier).
 GENERIC_AT_LEVEL_ONE = {"bugfix": "fix_function", "text-classification": "text_classifier"}
 
