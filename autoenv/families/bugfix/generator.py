@@ -15,7 +15,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
-from autoenv.families.bugfix import ladder
+from autoenv.families.bugfix import ladder, level5
 from autoenv.families.bugfix.sources import BUGGY, CORRECT, DRIVERS, EXTRA_HELPERS, MODULES, RANDOM_SAMPLES, SPEC, TESTS
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -116,6 +116,10 @@ def expected_line(func: str, label: str, data: list) -> str:
 
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A bugfix task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 5:
+        import sys
+
+        return level5.generate(case, rng, sys.modules[__name__])
     if level >= 2:
         import sys
 

@@ -33,6 +33,13 @@ LADDER = (
         asks="three buggy functions over three helper modules, found from the report alone, while the last run's "
         "log blames a helper that is correct (a red herring)",
     ),
+    Level(
+        number=5,
+        axes={"composition": 3, "less_told": 2, "hidden_cases": 2},
+        asks="every function of a small package is buggy against its docstring (money, payee keys, CSV reading, "
+        "time zones, ranking); one bug crashes with a production traceback, the others show only on the tests' "
+        "unseen inputs and exports",
+    ),
 )
 
 #: Buggy functions and modules per level.

@@ -1,17 +1,29 @@
 """bugfix above level 1: find the buggy helpers from the report (the instruction names none) and fix them all.
 
 Level 1 (one named function) is the scripted policy's generic ``fix_function`` recipe; this one reads only the
-instructions of levels 2-4. Its program walks the modules ``report.py`` imports and gives every function of a
-known kind its known-correct body (an engineer who has fixed such bugs before), ignoring the last run's log.
+instructions of levels 2-5. Its program walks the modules ``report.py`` imports (level 5: every module of the
+package) and gives every function of a known kind its known-correct body (an engineer who has fixed such bugs
+before), ignoring the last run's log.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from autoenv.families.bugfix.ladder import LADDER
+from autoenv.families.bugfix.ledger import reference_bodies
 from autoenv.families.bugfix.reference import REFERENCE_BODIES
-from autoenv.families.solver import ProgramRecipe
+from autoenv.families.solver import ProgramRecipe, first
+
+
+def level_of(instruction: str) -> int:
+    """The ladder level an instruction reads as (what it asks for, as a solver sees it); 1 for any other."""
+    if "/app/BUG-REPORT.md" in instruction:
+        return 5
+    if "helper modules it imports" not in instruction:
+        return 2
+    return 4 if "/app/last_run.log" in instruction else 3
 
 
 class BugHuntRecipe(ProgramRecipe):
@@ -19,17 +31,24 @@ class BugHuntRecipe(ProgramRecipe):
     markers = ("# The report prints wrong numbers", "Find every buggy helper")
 
     def difficulty(self, instruction: str) -> str | None:
-        if "helper modules it imports" not in instruction:
-            return LADDER[1].skill()
-        return LADDER[3 if "/app/last_run.log" in instruction else 2].skill()
+        return LADDER[level_of(instruction) - 1].skill()
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
+        if level_of(instruction) == 5:
+            package = first(r"`/app/(\w+)` is a small Python package", instruction)
+            bodies = {name: re.sub(r"([{}])", r"\1\1", body) for name, body in reference_bodies().items()}
+            return {"app": "/app", "package": package, "bodies": bodies, "inputs": [], "outputs": []}
         return {"app": "/app", "bodies": dict(REFERENCE_BODIES), "inputs": [], "outputs": []}
 
     def look(self, params: dict[str, Any]) -> str:
+        if params.get("package"):
+            report = f"python3 -m {params['package']}.report data/sample.csv"
+            return f"ls -R /app; cat /app/BUG-REPORT.md; cd /app && {report}; true"
         return "ls -la /app; cat /app/report.py; cd /app && python3 report.py; true"
 
     def check(self, params: dict[str, Any]) -> str:
+        if params.get("package"):
+            return f"cd /app && python3 -m {params['package']}.report data/sample.csv; true"
         return "cd /app && python3 report.py"
 
 

@@ -1,14 +1,20 @@
-"""Fix every known helper the report imports: each function of a known kind gets its known-correct body."""
+"""Fix every known helper the report imports (level 5: every module of the package): each function of a known kind
+gets its known-correct body."""
 import ast, json, os, sys
 PARAMS: dict = {}  # filled in by the recipe (solver.embed)
 
 P = PARAMS
 APP = P["app"]
-report = ast.parse(open(os.path.join(APP, "report.py")).read())
-modules = sorted({a.name for n in ast.walk(report) if isinstance(n, ast.Import) for a in n.names}
-                 | {n.module for n in ast.walk(report) if isinstance(n, ast.ImportFrom) and n.module})
+if P.get("package"):  # level 5: every module of the package
+    modules = sorted(f[:-3] for f in os.listdir(os.path.join(APP, P["package"])) if f.endswith(".py"))
+    folder = os.path.join(APP, P["package"])
+else:
+    report = ast.parse(open(os.path.join(APP, "report.py")).read())
+    modules = sorted({a.name for n in ast.walk(report) if isinstance(n, ast.Import) for a in n.names}
+                     | {n.module for n in ast.walk(report) if isinstance(n, ast.ImportFrom) and n.module})
+    folder = APP
 for module in modules:
-    path = os.path.join(APP, module + ".py")
+    path = os.path.join(folder, module + ".py")
     if not os.path.isfile(path):
         continue  # the standard library
     for name, body in P["bodies"].items():

@@ -1,0 +1,206 @@
+"""The top levels of bugfix and csv-stat (issue 42): every hidden rule is in the tests' unseen inputs, and a solution
+that skips any one rule fails them.
+
+The tests' expected values are read from the generated ``tests/test_outputs.py`` (its constants), and a package
+(bugfix) or program (csv-stat) is run on the same unseen inputs in a real subprocess: the correct one agrees with
+every expected value, the shipped buggy one and each variant that breaks one documented rule do not. The tasks'
+real validation (oracle, nop, partial, tamper, a scripted rollout) is tests/proposer/test_ladders.py's.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autoenv.agents.policies.recipes import match_recipe
+from autoenv.families.bugfix import ledger
+from autoenv.families.registry import FAMILIES
+from autoenv.proposer.models import SeedCase
+
+SEEDS = ("hidden:0", "hidden:1", "hidden:2")
+
+
+def case_for(family: str) -> SeedCase:
+    return SeedCase(id=f"t-{family}", task="t", failure_mode="t", target_skill="t", family=family)
+
+
+def constants(test_source: str) -> dict:
+    """The module-level constants of a generated test file (literals and ``json.loads`` of literals)."""
+    found = {}
+    for node in ast.parse(test_source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, ast.Call) and getattr(value.func, "attr", "") == "loads":
+                found[node.targets[0].id] = json.loads(ast.literal_eval(value.args[0]))
+            else:
+                try:
+                    found[node.targets[0].id] = ast.literal_eval(value)
+                except ValueError:
+                    continue
+    return found
+
+
+# -- bugfix level 5 ------------------------------------------------------------------------------------------------
+
+#: Each rule of the package's docstrings, and how a fix that skips it reads: (module, old text, new text).
+BUGFIX_RULES = {
+    "accounting parentheses are negative": (
+        "money",
+        'negative = t.startswith("(") and t.endswith(")")',
+        "negative = False",
+    ),
+    "commas are thousands separators": ("money", "[0-9][0-9,]*", "[0-9][0-9]*"),
+    "cents rounded half to even": ("money", "rounding=ROUND_HALF_EVEN", "rounding='ROUND_HALF_UP'"),
+    "missing spellings in any case": ("money", "t.lower() in MISSING", "t in MISSING"),
+    "every missing spelling": ("money", '("", "-", "n/a", "na", "null", "none")', '("", "-")'),
+    "a dollar sign": ("money", r"\$?", ""),
+    "a plus sign": ("money", "[+-]?", "-?"),
+    "negative cents under one unit": ("money", 'sign = "-" if cents < 0 else ""', 'sign = ""'),
+    "exact for any size": ("money", 'return f"{sign}{whole}.{part:02d}"', 'return f"{cents / 100:.2f}"'),
+    "casefold": ("text", ".casefold()", ".lower()"),
+    "NFKC": ("text", 'unicodedata.normalize("NFKC", name)', "name"),
+    "runs of white space": (
+        "text",
+        '" ".join(unicodedata.normalize("NFKC", name).casefold().split())',
+        'unicodedata.normalize("NFKC", name).casefold().strip()',
+    ),
+    "byte-order mark": ("csvio", 'encoding="utf-8-sig"', 'encoding="utf-8"'),
+    "line breaks in quoted fields kept": ("csvio", 'newline="", ', ""),
+    "header names stripped": ("csvio", "[name.strip() for name in next(reader, [])]", "next(reader, [])"),
+    "blank rows skipped": ("csvio", "if any(cell.strip() for cell in row)", "if row"),
+    "offsets converted to UTC": ("clock", "moment = moment.astimezone(timezone.utc)", "pass"),
+    "ties by key": ("rank", "key=lambda kv: (-kv[1], kv[0])", "key=lambda kv: -kv[1]"),
+    "no entries for k <= 0": ("rank", "[: max(k, 0)]", "[:k]"),
+}
+
+#: Runs in a subprocess: the package's functions on the tests' inputs, as the tests' CALL does.
+CALLS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import importlib
+spec = json.load(open(sys.argv[2]))
+out = {}
+for name, calls in spec["cases"].items():
+    m = importlib.import_module(spec["package"] + "." + spec["modules"][name])
+    got = []
+    for args in calls:
+        try:
+            value = getattr(m, name)(*args)
+            got.append(["ok", [list(p) for p in value] if name == "top" else value])
+        except ValueError:
+            got.append(["error", "ValueError"])
+        except Exception as exc:
+            got.append(["error", type(exc).__name__])
+    out[name] = got
+m = importlib.import_module(spec["package"] + ".csvio")
+rows = {}
+for export, path in spec["exports"].items():
+    try:
+        rows[export] = m.read_rows(path)
+    except Exception as exc:
+        rows[export] = type(exc).__name__
+out["rows"] = rows
+print(json.dumps(out))
+"""
+
+
+def bugfix_task(seed: str, tmp: Path) -> tuple[dict, Path]:
+    draft = FAMILIES["bugfix"].draft(case_for("bugfix"), random.Random(seed), level=5)
+    return draft.files, draft.write(tmp / "tasks")
+
+
+def failures(task: Path, files: dict, sources: dict[str, str], work: Path) -> list[str]:
+    """What the tests would find wrong with a package of ``sources`` (module -> text): function names, exports."""
+    const = constants(files["tests/test_outputs.py"])
+    package = const["PACKAGE"]
+    folder = work / "app"
+    (folder / package).mkdir(parents=True)
+    (folder / package / "__init__.py").write_text("")
+    (folder / package / "report.py").write_text(files[f"environment/app/{package}/report.py"])
+    for name, text in sources.items():
+        (folder / package / f"{name}.py").write_text(text)
+    spec = {
+        "package": package,
+        "modules": const["MODULES"],
+        "cases": {name: case["args"] for name, case in const["CASES"].items()},
+        "exports": {name: str(task / "tests" / name) for name in const["ROWS"]},
+    }
+    (work / "spec.json").write_text(json.dumps(spec))
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", CALLS, str(folder), str(work / "spec.json")], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    wrong = [name for name, case in const["CASES"].items() if got[name] != case["want"]]
+    wrong += [f"rows:{name}" for name, want in const["ROWS"].items() if got["rows"][name] != want]
+    for export, argv in const["RUNS"]:
+        run = subprocess.run(
+            [sys.executable, "-m", f"{package}.report", str(task / "tests" / export), *argv],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+        )
+        if run.returncode != 0 or run.stdout.splitlines() != const["REPORT"][export].splitlines():
+            wrong.append(f"report:{export}")
+    return wrong
+
+
+def correct_sources(package: str) -> dict[str, str]:
+    return {m.name: ledger.module_source(m, None, package) for m in ledger.MODULES}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_bugfix_top_level_needs_every_rule(seed, tmp_path):
+    files, task = bugfix_task(seed, tmp_path)
+    package = constants(files["tests/test_outputs.py"])["PACKAGE"]
+    good = correct_sources(package)
+    assert failures(task, files, good, tmp_path / "good") == [], "the correct package passes"
+    shipped = {m.name: files[f"environment/app/{package}/{m.name}.py"] for m in ledger.MODULES}
+    found = failures(task, files, shipped, tmp_path / "shipped")
+    assert set(found) >= set(ledger.FUNCTIONS) - {"read_rows"}, f"every shipped function is caught: {found}"
+    for i, (rule, (module, old, new)) in enumerate(BUGFIX_RULES.items()):
+        assert good[module].count(old) == 1, (rule, old)
+        broken = {**good, module: good[module].replace(old, new)}
+        assert failures(task, files, broken, tmp_path / f"rule{i}"), f"a fix that skips {rule!r} passes"
+
+
+def test_bugfix_top_level_hides_its_corners_from_the_shipped_files(tmp_path):
+    """The sample and the unit tests show no corner; the unseen exports hold them."""
+    files, task = bugfix_task(SEEDS[0], tmp_path)
+    sample = files["environment/app/data/sample.csv"]
+    assert sample.isascii() and "\r" not in sample and "(" not in sample and '"' not in sample
+    assert all(line.split(",")[0].endswith("Z") for line in sample.splitlines()[1:])
+    export = (task / "tests" / "export_a.csv").read_bytes()
+    assert export.startswith(b"\xef\xbb\xbf") and b"\r\n" in export and b'"line one\r\nline two' in export
+    assert b",,,\r\n" in export and b" payee ," in export
+    instruction = files["instruction.md"]
+    matched = match_recipe(instruction)
+    assert matched and matched[0] is FAMILIES["bugfix"].recipe
+    assert matched[0].difficulty(instruction) == FAMILIES["bugfix"].level(5).skill()
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_bugfix_top_level_passes_its_own_unit_tests_and_the_recipe_fixes_it(seed, tmp_path):
+    """The shipped unit tests pass on the buggy package (they do not reveal the bugs); the scripted solver's program,
+    run on a copy of /app, leaves a package the hidden tests accept."""
+    files, task = bugfix_task(seed, tmp_path)
+    app = tmp_path / "app"
+    for rel, text in files.items():
+        if rel.startswith("environment/app/"):
+            (app / rel.removeprefix("environment/app/")).parent.mkdir(parents=True, exist_ok=True)
+            (app / rel.removeprefix("environment/app/")).write_text(text)
+    unit = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests"], cwd=app, capture_output=True)
+    assert unit.returncode == 0, unit.stderr
+    recipe, found = match_recipe(files["instruction.md"])
+    program = recipe.program({**found, "app": str(app)})
+    fixed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert fixed.returncode == 0, fixed.stderr
+    package = found["package"]
+    sources = {m.name: (app / package / f"{m.name}.py").read_text() for m in ledger.MODULES}
+    assert failures(task, files, sources, tmp_path / "fixed") == []
