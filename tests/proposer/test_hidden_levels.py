@@ -204,3 +204,127 @@ def test_bugfix_top_level_passes_its_own_unit_tests_and_the_recipe_fixes_it(seed
     package = found["package"]
     sources = {m.name: (app / package / f"{m.name}.py").read_text() for m in ledger.MODULES}
     assert failures(task, files, sources, tmp_path / "fixed") == []
+
+
+# -- csv-stat level 5 ----------------------------------------------------------------------------------------------
+
+#: Each rule of the data dictionary and the instruction, and how a program that skips it reads (old text, new text
+#: in the reference program ``files/groupstat5.py``).
+CSV_RULES = {
+    "byte-order mark": ('encoding="utf-8-sig"', 'encoding="utf-8"'),
+    "quoted fields with line breaks": (
+        "reader = csv.reader(fh)",
+        'reader = (ln.rstrip("\\r\\n").split(",") for ln in fh)',
+    ),
+    "header names in any case": ("[n.strip().casefold() for n in next(reader, [])]", "next(reader, [])"),
+    "columns found by name": (
+        'col = {c: names.index(c) for c in ("id", "ts", "status", P["group"].casefold(), P["value"].casefold())}',
+        'col = {c: i for i, c in enumerate(("id", "ts", P["group"].casefold(), P["value"].casefold(), "status"))}',
+    ),
+    "re-sent ids count once": ('rid = row[col["id"]].strip()', "rid = len(last)"),
+    "the last row of an id wins": ("last[rid] = (", "if rid not in last: last[rid] = ("),
+    "offsets converted to UTC": (
+        "return START <= moment.astimezone(timezone.utc) < END",
+        "return START <= moment.replace(tzinfo=timezone.utc) < END",
+    ),
+    "the period": ("or not in_period(stamp)", ""),
+    "NFKC": ('unicodedata.normalize("NFKC", name)', "name"),
+    "casefold": (".casefold().split()", ".lower().split()"),
+    "runs of white space": (
+        'return " ".join(unicodedata.normalize("NFKC", name).casefold().split())',
+        'return unicodedata.normalize("NFKC", name).casefold().strip()',
+    ),
+    "thousands separators": ('t = text.strip().replace(",", "")', "t = text.strip()"),
+    "not finite": ("return v if math.isfinite(v) else None", "return v"),
+    "status in any case": ('status.strip().casefold() != P["ok"].casefold()', 'status != P["ok"]'),
+    "negatives": ("or x < 0 ", ""),
+    "an extract with no valid row": ('if everything else "ALL,0,"', 'if True else ""'),
+    "linear time": ("last[rid] = (", "last = {k: v for k, v in last.items() if k != rid}; last[rid] = ("),
+}
+
+
+def csv_task(seed: str, tmp: Path) -> tuple[dict, Path]:
+    draft = FAMILIES["csv-stat"].draft(case_for("csv-stat"), random.Random(seed), level=5)
+    return draft.files, draft.write(tmp / "tasks")
+
+
+def program_of(files: dict) -> str:
+    """The reference program the task's solution writes to /app/groupstat.py."""
+    solve = files["solution/solve.sh"]
+    return solve.split("<<'GROUPSTAT'\n", 1)[1].split("GROUPSTAT\n", 1)[0]
+
+
+def summarise(program: str, data: Path, work: Path, timeout: float = 60) -> list[str] | None:
+    """The program's summary of ``data`` (None: it failed or ran past ``timeout``)."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "groupstat.py").write_text(program)
+    try:
+        run = subprocess.run(
+            [sys.executable, str(work / "groupstat.py"), str(data), str(work / "out.csv")],
+            capture_output=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    if run.returncode != 0:
+        return None
+    return [ln.rstrip("\r") for ln in (work / "out.csv").read_text(encoding="utf-8").split("\n") if ln.strip()]
+
+
+def csv_wrong(program: str, task: Path, files: dict, work: Path, large: Path | None) -> list[str]:
+    """Which of the tests' extracts the program gets wrong (the shipped one, the unseen ones, the large one)."""
+    const = constants(files["tests/test_outputs.py"])
+    reference = program_of(files)
+    shipped = next(task.glob("environment/app/data/*.csv"))
+    wrong = []
+    if summarise(program, shipped, work / "shipped") != const["EXPECTED_ANSWER"]:
+        wrong.append("shipped")
+    for name in const["HIDDEN"]:
+        want = summarise(reference, task / "tests" / name, work / f"want-{name}")
+        if summarise(program, task / "tests" / name, work / name) != want:
+            wrong.append(name)
+    if large is not None and not wrong:
+        want = summarise(reference, large, work / "want-large")
+        if summarise(program, large, work / "large", timeout=const["LIMIT_S"]) != want:
+            wrong.append("large")
+    return wrong
+
+
+@pytest.mark.slow
+def test_csv_stat_top_level_needs_every_rule(tmp_path):
+    files, task = csv_task(SEEDS[0], tmp_path)
+    const = constants(files["tests/test_outputs.py"])
+    sys.path.insert(0, str(task / "tests"))
+    try:
+        import extract5  # the tests' own generator of the large extract
+    finally:
+        sys.path.pop(0)
+    large = tmp_path / "large.csv"
+    large.write_bytes(extract5.make(const["SPEC"]["large_seed"], const["LARGE_ROWS"], const["SPEC"], True, bom=True))
+    reference = program_of(files)
+    assert csv_wrong(reference, task, files, tmp_path / "reference", large) == [], "the reference passes"
+    for i, (rule, (old, new)) in enumerate(CSV_RULES.items()):
+        assert reference.count(old) == 1, (rule, old)
+        broken = reference.replace(old, new)
+        assert csv_wrong(broken, task, files, tmp_path / f"rule{i}", large), f"a program that skips {rule!r} passes"
+
+
+def test_csv_stat_top_level_hides_its_corners_from_the_shipped_extract(tmp_path):
+    files, task = csv_task(SEEDS[1], tmp_path)
+    shipped = next(
+        text for rel, text in files.items() if rel.startswith("environment/app/data/") and rel.endswith(".csv")
+    )
+    assert shipped.isascii() and "\r" not in shipped and '"' not in shipped and "+" not in shipped
+    header = shipped.splitlines()[0].split(",")
+    assert header[:2] == ["id", "ts"] and len({line.split(",")[0] for line in shipped.splitlines()}) == len(
+        shipped.splitlines()
+    ), "no re-sent id in the shipped extract"
+    unseen = (task / "tests" / "extract_a.csv").read_bytes()
+    assert unseen.startswith(b"\xef\xbb\xbf") and b"\r\n" in unseen and b"e+" in unseen and b'"' in unseen
+    assert (task / "tests" / "extract_empty.csv").read_bytes().count(b"\n") == 1
+    instruction = files["instruction.md"]
+    matched = match_recipe(instruction)
+    assert matched and matched[0] is FAMILIES["csv-stat"].recipe
+    assert matched[0].difficulty(instruction) == FAMILIES["csv-stat"].level(5).skill()
+    recipe, found = matched
+    assert "unicodedata.normalize" in recipe.program(found) and recipe.run_command(found).endswith("/app/answer.csv")

@@ -15,7 +15,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.csv_stat import ladder, statistic
+from autoenv.families.csv_stat import ladder, level5, statistic
 from autoenv.families.levels import Level
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -57,7 +57,9 @@ def compute(stat: str, xs: list[float]) -> float:
 
 #: Graded difficulty: 1 clean data (a naive program passes), 2 messy names, invalid values and statuses
 #: (the tasks of earlier releases), 3 as 2 with more invalid values and negatives always excluded, 4 as 3 with a
-#: program the tests run on unseen files (:mod:`autoenv.families.csv_stat.ladder`).
+#: program the tests run on unseen files (:mod:`autoenv.families.csv_stat.ladder`), 5 a program by a data dictionary's
+#: rules, on unseen extracts that hold every case the dictionary describes and a large one, within a time limit
+#: (:mod:`autoenv.families.csv_stat.level5`).
 LADDER = (
     Level(number=1, asks="a grouped statistic over clean rows (a naive program passes)"),
     Level(
@@ -73,6 +75,14 @@ LADDER = (
         axes={"composition": 2, "hidden_cases": 1},
         asks="as 3, and ship /app/groupstat.py, which the tests run on unseen files: columns reordered among "
         "others, quoted commas, CRLF, unicode names, exponent notation, nan/inf, a group with no valid row",
+    ),
+    Level(
+        number=5,
+        axes={"less_told": 1, "hidden_cases": 2, "scale": 1},
+        asks="ship /app/groupstat.py by the rules of a data dictionary whose cases the shipped extract does not "
+        "show (BOM, quoted line breaks, header names in any case, re-sent ids, time zones at the period's bounds, "
+        "NFKC/casefold keys, number spellings, an empty extract), run on unseen extracts and a 200,000-row one "
+        "within 20 seconds",
     ),
 )
 DIFFICULTY_LEVELS = tuple(level.number for level in LADDER)
@@ -100,6 +110,10 @@ def answer(
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     if level not in DIFFICULTY_LEVELS:
         raise ValueError(f"csv-stat has difficulty levels {DIFFICULTY_LEVELS}, not {level!r}")
+    if level >= 5:
+        import sys
+
+        return level5.generate(case, rng, sys.modules[__name__])
     domain, group, value, groups, (mu, sd) = rng.choice(DOMAINS)
     groups = rng.sample(groups, rng.randint(3, len(groups)))
     stat = rng.choice(sorted(STATS))
