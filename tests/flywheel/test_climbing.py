@@ -71,8 +71,9 @@ def test_the_learned_proposer_climbs_past_what_the_solver_has_mastered(tmp_path)
     workspace = tmp_path / "runs" / config.run / "workspace"
     climbed = json.loads((workspace / ".proposer" / "levels.json").read_text())[FAMILY.name]
     assert climbed >= 3, climbed
-    assert max(options[-1] for step, options, _ in draws if step == 1) == FAMILY.levels[-1], draws
-    # and what was accepted is level 4, the one skill the solver had not learned
+    assert max(options[-1] for step, options, _ in draws if step == 1) >= LADDER[3].number, draws
+    # and what was accepted is above what the solver had learned: level 4's program or level 5's (the two skills
+    # it had not learned)
     paths = {t["hash"]: t["path"] for t in store.tasks()}
     levels = [lv for row in accepted_levels(store.attempts(config.run), paths) for lv in row["levels"]]
-    assert levels and set(levels) == {LADDER[-1].number}, levels
+    assert levels and min(levels) >= LADDER[3].number, levels
