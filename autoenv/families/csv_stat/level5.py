@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
+from autoenv.families.csv_stat import statistic
 from autoenv.families.solver import fill_program
 
 PROGRAM = "/app/groupstat.py"
@@ -47,6 +48,18 @@ def source(name: str) -> str:
     return (FILES / name).read_text()
 
 
+STAT_MARKER = "# STAT: def stat(xs), the statistics of files/solver_program.py (level5.reference_text puts it here)\n"
+
+
+@functools.cache
+def reference_text() -> str:
+    """The reference program (``files/groupstat5.py``) with the family's one ``stat`` (:mod:`.statistic`) in place."""
+    text = source("groupstat5.py")
+    if STAT_MARKER not in text:
+        raise RuntimeError("files/groupstat5.py lacks its STAT marker line")
+    return text.replace(STAT_MARKER, statistic.stat_function('P["stat"]'))
+
+
 def make_extract(seed: int, n: int, spec: dict[str, Any], corners: bool, **kw: bool) -> bytes:
     scope: dict[str, Any] = {}
     exec(source("extract5.py"), scope)  # noqa: S102 - the family's own generator text
@@ -56,7 +69,7 @@ def make_extract(seed: int, n: int, spec: dict[str, Any], corners: bool, **kw: b
 def summary(params: dict[str, Any], data: bytes) -> list[str]:
     """The reference program's summary lines for the extract ``data``."""
     scope: dict[str, Any] = {"__name__": "reference"}
-    exec(fill_program(source("groupstat5.py"), params), scope)  # noqa: S102 - the family's own reference
+    exec(fill_program(reference_text(), params), scope)  # noqa: S102 - the family's own reference
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "in.csv"
         path.write_bytes(data)
@@ -173,11 +186,11 @@ def generate(case: Any, rng: random.Random, family: Any) -> TaskDraft:
     support = {
         **hidden,
         "extract5.py": source("extract5.py"),
-        "reference_summary.py": fill_program(source("groupstat5.py"), params),
+        "reference_summary.py": fill_program(reference_text(), params),
     }
     solution = solve_sh(
         f"cat > {PROGRAM} <<'GROUPSTAT'\n"
-        + fill_program(source("groupstat5.py"), params)
+        + fill_program(reference_text(), params)
         + "GROUPSTAT\n"
         + f"python3 {PROGRAM} {data_path} /app/answer.csv\ncat /app/answer.csv\n"
     )

@@ -59,7 +59,7 @@ class CsvStatRecipe(ProgramRecipe):
 
     def program(self, params: dict[str, Any]) -> str:
         if params.get("level5") and not params.get("naive"):
-            return fill_program(level5.source("groupstat5.py"), params)
+            return fill_program(level5.reference_text(), params)
         return super().program(params)
 
     def run_command(self, params: dict[str, Any]) -> str:

@@ -44,20 +44,7 @@ def in_period(stamp):
     return START <= moment.astimezone(timezone.utc) < END
 
 
-def stat(xs):
-    kind = P["stat"]
-    if kind == "mean":
-        return sum(xs) / len(xs)
-    if kind == "median":
-        return statistics.median(xs)
-    if kind == "std":
-        mu = sum(xs) / len(xs)
-        return math.sqrt(sum((x - mu) ** 2 for x in xs) / len(xs))
-    if kind == "p90":
-        return sorted(xs)[math.ceil(0.9 * len(xs)) - 1]
-    if kind == "range":
-        return max(xs) - min(xs)
-    return sum(xs)
+# STAT: def stat(xs), the statistics of files/solver_program.py (level5.reference_text puts it here)
 
 
 def summary(path):
