@@ -62,7 +62,7 @@ AMOUNT = re.compile(r"([+-]?)\\$?([0-9][0-9,]*(?:\\.[0-9]+)?)")
     - An amount in parentheses, ``(12.50)``, is negative (accounting notation).
     - Commas are thousands separators and are ignored: ``1,204.5`` is 120450 cents.
     - More than two decimal places are rounded to the cent, half to even: ``0.125`` is 12, ``0.135`` is 14.
-    - Anything else (letters, a second point, two signs) raises ValueError.
+    - Anything else (letters, a second point, two signs such as ``--5`` or ``(-5)``) raises ValueError.
     """
 ''',
             """t = text.strip()
@@ -196,9 +196,10 @@ from datetime import datetime, timezone  # noqa: F401
         Function(
             "utc_day",
             '''def utc_day(stamp):
-    """The UTC calendar day (``YYYY-MM-DD``) of the ISO 8601 time ``stamp``. A stamp with an offset (``+05:30``,
-    ``-08:00``, ``Z``) is converted to UTC first, so ``2024-03-01T22:30:00-08:00`` is on 2024-03-02; a stamp without
-    one is in UTC already. Surrounding white space is ignored."""
+    """The UTC calendar day (``YYYY-MM-DD``) of the ISO 8601 time ``stamp`` (``T`` or a space between date and time,
+    seconds possibly with a fraction). A stamp with an offset (``+05:30``, ``-08:00``, ``Z``) is converted to UTC
+    first, so ``2024-03-01T22:30:00-08:00`` is on 2024-03-02; a stamp without one is in UTC already. Surrounding
+    white space is ignored."""
 ''',
             """moment = datetime.fromisoformat(stamp.strip())
 if moment.tzinfo is not None:
