@@ -164,3 +164,72 @@ def test_docx_level_two_keeps_level_one_tests_and_moves_the_targets_into_propert
     props = docx.Document(str(two.write(tmp_path) / "environment" / "app" / "brief.docx")).core_properties
     assert (props.keywords, props.subject, props.category) == (case["phrase"], case["name"], case["heading"])
     assert "house-style.md" in two.files["instruction.md"] and "Keywords" in two.files["environment/app/house-style.md"]
+
+
+# -- cashflow-memo ---------------------------------------------------------------------------
+
+
+def memo_paragraphs(program: str, book: Path, tmp_path: Path) -> list[str]:
+    (tmp_path / "make_memo.py").write_text(program)
+    out = tmp_path / f"memo-{book.stem}.docx"
+    subprocess.run([sys.executable, tmp_path / "make_memo.py", book, out], check=True, capture_output=True)
+    return [" ".join(p.text.split()).removesuffix(".") for p in docx.Document(str(out)).paragraphs]
+
+
+#: A memo program that misses one convention of the notes (the reference's code with one part changed).
+MISSING_ONE_CONVENTION = {
+    "rounding halves to even": ("n = math.floor(abs(x) + 0.5)", "n = round(abs(x))"),
+    "a minus sign for a negative amount": (
+        'return f"({n:,})" if x < 0 and n else',
+        'return f"-{n:,}" if x < 0 and n else',
+    ),
+    "above the covenant, not at least": ('>= value["covenant"]', '> value["covenant"]'),
+    "the last month of the lowest cash": (
+        "names[months.index(lows[name])]",
+        "names[len(months) - 1 - months[::-1].index(lows[name])]",
+    ),
+}
+
+
+@pytest.mark.parametrize("level", [3, 4])
+def test_cashflow_unseen_workbooks_hold_the_corners_and_each_convention_is_needed(level, tmp_path):
+    d = draft("cashflow-memo", level, 11)
+    task = d.write(tmp_path / "task")
+    tests = task / "tests"
+    memos = embedded_case(d.files["tests/test_outputs.py"])["memos"]
+    assert sorted(memos) == ["shipped.xlsx", "unseen-1.xlsx", "unseen-2.xlsx", "unseen-3.xlsx"]
+    assert (tests / "shipped.xlsx").read_bytes() == (task / "environment" / "app" / "cashflow.xlsx").read_bytes()
+    lines = {name: "\n".join(want) for name, want in memos.items()}
+    assert "(" not in lines["shipped.xlsx"] or level == 4, "the shipped workbook has no negative lowest cash"
+    assert "cash (" in lines["unseen-1.xlsx"] and "DEFER" in lines["unseen-1.xlsx"]
+    assert "Headroom: 0" in lines["unseen-2.xlsx"] if level == 4 else "PROCEED" in lines["unseen-2.xlsx"]
+    reference = d.files["solution/make_memo.py"]
+    for name, want in memos.items():
+        got = memo_paragraphs(reference, tests / name, tmp_path)
+        assert set(want) <= set(got), (name, want, got)
+    broken_programs = dict(MISSING_ONE_CONVENTION)
+    if level == 4:
+        broken_programs["ties ranked by name"] = (
+            "key=lambda name: lows[name])",
+            "key=lambda name: (lows[name], name))",
+        )
+    for what, (old, new) in broken_programs.items():
+        assert old in reference, what
+        broken = reference.replace(old, new)
+        failing = [
+            name
+            for name, want in memos.items()
+            if not set(want) <= set(memo_paragraphs(broken, tests / name, tmp_path))
+        ]
+        assert {"unseen-1.xlsx", "unseen-2.xlsx", "unseen-3.xlsx"} & set(failing), (what, failing)
+        if not (level == 4 and what == "a minus sign for a negative amount"):  # level 4's headroom may be negative
+            assert "shipped.xlsx" not in failing, f"{what}: the shipped workbook shows no corner"
+
+
+def test_cashflow_level_two_keeps_level_one_tests_and_moves_the_rules_into_the_notes():
+    one, two = draft("cashflow-memo", 1, 4), draft("cashflow-memo", 2, 4)
+    assert two.files["tests/test_outputs.py"] == one.files["tests/test_outputs.py"]
+    assert "at least the covenant" in one.files["instruction.md"].replace("\n", " ")
+    assert "covenant" not in two.files["instruction.md"] and "(1 - variable" not in two.files["instruction.md"]
+    notes = two.files["environment/app/finance-notes.md"]
+    assert "at least the covenant minimum" in notes.replace("\n", " ") and "B2:D13" in notes
