@@ -16,6 +16,7 @@ is the task above, unchanged.
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 from autoenv.families.cashflow_memo import ladder
@@ -298,12 +299,12 @@ def _above_level_one(task_dir: Path, rng: random.Random, case: dict, project: st
     with tempfile.TemporaryDirectory() as tmp:
         books = {"shipped.xlsx": Path(tmp) / "shipped.xlsx"}
         shutil.copyfile(app / "cashflow.xlsx", books["shipped.xlsx"])
-        memos = {"shipped.xlsx": ladder.memo_lines(case["inputs"], RULE_SCENARIOS, level)}
+        memos = {"shipped.xlsx": ladder.memo_lines(case["inputs"], RULE_SCENARIOS, level, MONTHS)}
         for n, kind in enumerate(UNSEEN, start=1):
             inputs = ladder.unseen(rng, kind)
             books[f"unseen-{n}.xlsx"] = Path(tmp) / f"unseen-{n}.xlsx"
-            ladder.write_unseen(books[f"unseen-{n}.xlsx"], inputs, rng)
-            memos[f"unseen-{n}.xlsx"] = ladder.memo_lines(inputs, RULE_SCENARIOS, level)
+            ladder.write_unseen(books[f"unseen-{n}.xlsx"], inputs, rng, sys.modules[__name__])
+            memos[f"unseen-{n}.xlsx"] = ladder.memo_lines(inputs, RULE_SCENARIOS, level, MONTHS)
         common.write_tests(
             task_dir,
             FILES / "cashflow_tests.py",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from autoenv.families.office import common
@@ -47,16 +48,15 @@ def money(x: float) -> str:
     return f"({n:,})" if x < 0 and n else f"{n:,}"
 
 
-def memo_lines(inputs: dict[str, Any], rule: list[str], level: int) -> list[str]:
-    """The paragraphs the notes require of a memo on ``inputs`` (without a trailing full stop)."""
-    from autoenv.families.cashflow_memo.generator import MONTHS
-
+def memo_lines(inputs: dict[str, Any], rule: list[str], level: int, months: list[str]) -> list[str]:
+    """The paragraphs the notes require of a memo on ``inputs`` (without a trailing full stop; ``months``: the
+    month names the Inputs sheet writes)."""
     cash = series(inputs)
     lows = {name: min(months) for name, months in cash.items()}
     proceed = all(lows[name] >= inputs["covenant"] for name in rule)
     lines = [f"Recommendation: {'PROCEED' if proceed else 'DEFER'}"]
-    for name, months in cash.items():
-        lines.append(f"{name}: lowest month-end cash {money(lows[name])} in {MONTHS[months.index(lows[name])]}")
+    for name, by_month in cash.items():
+        lines.append(f"{name}: lowest month-end cash {money(lows[name])} in {months[by_month.index(lows[name])]}")
     if level >= 4:
         order = sorted(cash, key=lambda name: (lows[name], list(cash).index(name)))
         lines.append("Ranking: " + ", ".join(order))
@@ -234,13 +234,12 @@ def instruction(level: int, project: str) -> str:
     return common.reflow(INSTRUCTION.format(project=project, notes=NOTES, memo=memo))
 
 
-def write_unseen(path: Path, inputs: dict[str, Any], rng: random.Random) -> None:
-    """An unseen workbook: ``inputs`` on an Inputs sheet laid out like the shipped one's (its rows shuffled)."""
-    from autoenv.families.cashflow_memo.generator import LABELS, write_inputs
-
-    order = list(LABELS)
+def write_unseen(path: Path, inputs: dict[str, Any], rng: random.Random, g: ModuleType) -> None:
+    """An unseen workbook: ``inputs`` on an Inputs sheet laid out like the shipped one's (its rows shuffled) by
+    the family's generator module ``g``."""
+    order = list(g.LABELS)
     rng.shuffle(order)
-    write_inputs(path, inputs, order)
+    g.write_inputs(path, inputs, order)
 
 
 #: The tests of levels 3 and 4, appended to level 1's: the memo program on the shipped and the unseen workbooks.

@@ -15,6 +15,7 @@ above, unchanged.
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 from autoenv.families.base import function_from
@@ -319,13 +320,13 @@ def _as_program(task_dir: Path, rng: random.Random, seed_case, level: int) -> No
     import docx
 
     app = task_dir / "environment" / "app"
-    ladder.build_brief(rng, app / "brief.docx", corners=False)
+    ladder.build_brief(rng, app / "brief.docx", sys.modules[__name__], corners=False)
     with tempfile.TemporaryDirectory() as tmp:
         briefs = {"shipped.docx": Path(tmp) / "shipped.docx"}
         shutil.copyfile(app / "brief.docx", briefs["shipped.docx"])
         for n in range(1, HIDDEN_BRIEFS + 1):
             briefs[f"hidden-{n}.docx"] = Path(tmp) / f"hidden-{n}.docx"
-            ladder.build_brief(rng, briefs[f"hidden-{n}.docx"], corners=True)
+            ladder.build_brief(rng, briefs[f"hidden-{n}.docx"], sys.modules[__name__], corners=True)
         expected = {name: ladder.expected(docx.Document(str(path)), level) for name, path in briefs.items()}
         common.write_tests(
             task_dir,

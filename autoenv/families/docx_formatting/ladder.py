@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from autoenv.families.base import function_from
@@ -143,11 +144,11 @@ def expected(doc, level: int) -> list[dict[str, Any]]:
     return out
 
 
-def build_brief(rng: random.Random, path: Path, *, corners: bool) -> None:
+def build_brief(rng: random.Random, path: Path, g: ModuleType, *, corners: bool) -> None:
     """A brief with its targets in its properties: the shipped one plain (``corners`` False), an unseen one with
     every corner the guide words (tables, lists, numbered headings, an empty section, accents, a non-breaking
-    space, the phrase in the title and split over three runs, sums of money written every way)."""
-    from autoenv.families.docx_formatting import generator as g
+    space, the phrase in the title and split over three runs, sums of money written every way). ``g`` is the
+    family's generator module (its phrases, names and sentences)."""
 
     phrase, decoy = rng.choice(g.PHRASES)
     name = rng.choice(ACCENTED_NAMES if corners else g.NAMES)
