@@ -43,6 +43,19 @@ def embedded_case(tests: str) -> dict:
     return eval(literal)  # noqa: S307 - our own generator's text
 
 
+def program_task(family: str, level: int, tmp_path: Path, key: str, shipped: str) -> tuple:
+    """A level-3/4 task on disk (seed 11): its draft, its tests folder and its expectations per input (``key`` of
+    the tests' CASE), whose shipped input is the task's own ``shipped`` file."""
+    d = draft(family, level, 11)
+    task = d.write(tmp_path / "task")
+    expected = embedded_case(d.files["tests/test_outputs.py"])[key]
+    ours = sorted(name for name in expected if name.startswith(("hidden-", "unseen-")))
+    assert len(ours) == 3 and len(expected) == 4
+    suffix = Path(shipped).suffix
+    assert (task / "tests" / f"shipped{suffix}").read_bytes() == (task / "environment" / "app" / shipped).read_bytes()
+    return d, task / "tests", expected
+
+
 @pytest.mark.parametrize("family", OURS)
 def test_level_one_is_the_task_of_earlier_releases_byte_for_byte(family):
     case = SeedCase(id="t", task="t", failure_mode="t", target_skill="t", family=family)
@@ -110,13 +123,7 @@ MISSING_ONE_RULE = {
 
 @pytest.mark.parametrize("level", [3, 4])
 def test_docx_unseen_briefs_hold_the_corners_and_each_rule_is_needed(level, tmp_path):
-    d = draft("docx-formatting", level, 11)
-    task = d.write(tmp_path / "task")
-    tests = task / "tests"
-    briefs = embedded_case(d.files["tests/test_outputs.py"])["briefs"]
-    assert sorted(briefs) == ["hidden-1.docx", "hidden-2.docx", "hidden-3.docx", "shipped.docx"]
-    shipped = (task / "environment" / "app" / "brief.docx").read_bytes()
-    assert (tests / "shipped.docx").read_bytes() == shipped
+    d, tests, briefs = program_task("docx-formatting", level, tmp_path, "briefs", "brief.docx")
     for name in briefs:
         doc = docx.Document(str(tests / name))
         styles = {p.style.name for p in doc.paragraphs}
@@ -193,12 +200,7 @@ MISSING_ONE_CONVENTION = {
 
 @pytest.mark.parametrize("level", [3, 4])
 def test_cashflow_unseen_workbooks_hold_the_corners_and_each_convention_is_needed(level, tmp_path):
-    d = draft("cashflow-memo", level, 11)
-    task = d.write(tmp_path / "task")
-    tests = task / "tests"
-    memos = embedded_case(d.files["tests/test_outputs.py"])["memos"]
-    assert sorted(memos) == ["shipped.xlsx", "unseen-1.xlsx", "unseen-2.xlsx", "unseen-3.xlsx"]
-    assert (tests / "shipped.xlsx").read_bytes() == (task / "environment" / "app" / "cashflow.xlsx").read_bytes()
+    d, tests, memos = program_task("cashflow-memo", level, tmp_path, "memos", "cashflow.xlsx")
     lines = {name: "\n".join(want) for name, want in memos.items()}
     assert "(" not in lines["shipped.xlsx"] or level == 4, "the shipped workbook has no negative lowest cash"
     assert "cash (" in lines["unseen-1.xlsx"] and "DEFER" in lines["unseen-1.xlsx"]

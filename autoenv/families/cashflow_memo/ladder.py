@@ -22,24 +22,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from autoenv.families.base import function_from
 from autoenv.families.office import common
 
 PROGRAM = "/app/make_memo.py"
 NOTES = "finance-notes.md"
 
 
-def series(inputs: dict[str, Any]) -> dict[str, list[float]]:
-    """Month-end cash per scenario (the model the notes word), in the Inputs sheet's scenario order."""
-    out = {}
-    for name, multiplier in inputs["multipliers"].items():
-        cash, months = inputs["opening"], []
-        for month, revenue in enumerate(inputs["revenue"], start=1):
-            cash += revenue * multiplier * (1 - inputs["variable"]) - inputs["fixed"]
-            if month == inputs["invest_month"]:
-                cash -= inputs["investment"]
-            months.append(cash)
-        out[name] = months
-    return out
+#: Month-end cash per scenario (the model the notes word), in the Inputs sheet's scenario order: the tests' own
+#: ``model`` (files/cashflow_tests.py), so the memo lines expected are the figures the tests' model computes.
+series = function_from(Path(__file__).with_name("files") / "cashflow_tests.py", "model")
 
 
 def money(x: float) -> str:

@@ -162,17 +162,6 @@ def _segments(sentences, ctx):
     return out
 
 
-def _spans(mask):
-    spans, start = [], None
-    for i, flag in enumerate([*mask, False]):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            spans.append([start, i])
-            start = None
-    return spans
-
-
 #: Where a phrase occurs in a text: the reference solution's own ``occurrences`` (``files/docx_solve.py``), so the
 #: spans the verifier expects are the ones the solution formats.
 _occurrences = function_from(FILES / "docx_solve.py", "occurrences")
@@ -245,8 +234,8 @@ def build_document(rng: random.Random, path: Path) -> dict:
             {
                 "text": text,
                 "style": p.style.name,
-                "bold": _spans(bold),
-                "italic": _spans(italic),
+                "bold": ladder.spans(bold),
+                "italic": ladder.spans(italic),
                 "centre": p.style.name == "Heading 1" and text == target,
             }
         )

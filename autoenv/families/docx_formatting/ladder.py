@@ -99,7 +99,8 @@ def _name_spans(text: str, name: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(pattern, text)]
 
 
-def _spans(mask: list[bool]) -> list[list[int]]:
+def spans(mask: list[bool]) -> list[list[int]]:
+    """The runs of set flags in ``mask`` as [start, end) pairs (how a test file records formatting)."""
     spans, start = [], None
     for i, flag in enumerate([*mask, False]):
         if flag and start is None:
@@ -136,8 +137,8 @@ def expected(doc, level: int) -> list[dict[str, Any]]:
             {
                 "text": text,
                 "style": style,
-                "bold": _spans(bold),
-                "italic": _spans(italic),
+                "bold": spans(bold),
+                "italic": spans(italic),
                 "centre": style.startswith("Heading") and strip_number(text) == section,
             }
         )
