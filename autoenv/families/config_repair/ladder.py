@@ -58,7 +58,8 @@ for 2.x must be converted; each 2.x form below means the value shown:
 - values from a fixed list are written exactly as `SCHEMA` lists them (2.x ignored letter case);
 - strings are written without quotes (2.x removed them);
 - a setting is `key = value` (2.x also read `key value`);
-- a comment goes on a line of its own: everything after `=` is the value (2.x cut values at `#`);
+- a comment goes on a line of its own: everything after `=` is the value (2.x cut values at a `#` or
+  `;` that follows white space);
 - a setting starts at the beginning of its line: an indented line continues the value above it
   (2.x files indented some settings for readability);
 - a section has one `[header]` (2.x merged repeated sections);
@@ -66,7 +67,7 @@ for 2.x must be converted; each 2.x form below means the value shown:
 
 ## 2.4
 
-- `max_items` and the `_sec` settings accept the suffixes above.
+- `max_items` accepts the `k` suffix above and the `_sec` settings the duration units above.
 """
 
 #: Level 2's rules, added to level 1's in the instruction.
