@@ -19,6 +19,7 @@ from autoenv.proposer.models import ProposeOptions, SeedCase
 from autoenv.proposer.propose import propose
 from autoenv.proposer.scripted import ScriptedProposer, pinned_level
 from autoenv.proposer.workspace import Workspace
+from autoenv.shared.settings import ValidationSettings
 from autoenv.taskfmt.check import check_task
 from autoenv.trials.runner import run_trial
 from autoenv.validate.calibration import CalibrationSettings, calibrate
@@ -155,7 +156,10 @@ def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, 
         nop = run_trial(task, "nop", trials_dir=tmp_path / "trials")
         assert nop.error is None and nop.reward == 0.0, nop
         return
-    report = validate_task(task, force=True, record=False, trials_dir=tmp_path / "validate")
+    # one oracle run (repeats=1): whether verdicts repeat is the validator's own test's business, not the ladder's
+    report = validate_task(
+        task, ValidationSettings(repeats=1), force=True, record=False, trials_dir=tmp_path / "validate"
+    )
     assert report.valid, report.feedback()
     status = {check.name: check.status for check in report.checks}
     assert all(status[name] == "pass" for name in ("oracle", "nop", "partial", "tamper")), status
