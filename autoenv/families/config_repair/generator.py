@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 from autoenv.families.config_repair import ladder
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -31,28 +31,7 @@ CATEGORY = "configuration"
 TAGS = ["python", "ini", "configparser", "repair"]
 
 #: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.config_repair.ladder`.
-LADDER = (
-    Level(number=1, asks="repair the value breakages the instruction lists, one by one, as the launcher reports them"),
-    Level(
-        number=2,
-        axes={"composition": 1},
-        asks="as 1, with structural breakages whose launcher error points elsewhere or nowhere: an indented line "
-        "swallowed by the previous value, a byte-order mark, comments after values, a section split in two",
-    ),
-    Level(
-        number=3,
-        axes={"composition": 1, "less_told": 1},
-        asks="as 2 with no repair rule told: the old value formats (durations in ms/m, counts in k, "
-        "enabled/disabled) and the file's conventions are found in the config's notes and comments",
-    ),
-    Level(
-        number=4,
-        axes={"composition": 1, "less_told": 1, "hidden_cases": 1},
-        asks="as 3, and ship /app/repair_config.py, which the tests run on unseen broken configs of the service "
-        "(CRLF, every breakage)",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 WORDS = [
     "zero",
