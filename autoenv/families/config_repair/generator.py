@@ -322,7 +322,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
               `ConfigParser(interpolation=None, strict=True)`).
             """),
     )
-    tests = textwrap.dedent(f'''\
+    tests = (
+        textwrap.dedent(f'''\
         import configparser
         import hashlib
         from pathlib import Path
@@ -343,19 +344,14 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             return parser
 
 
-        def test_launcher_unchanged():
-            assert hashlib.sha256(APP.read_bytes()).hexdigest() == APP_SHA256
-
-
-        def test_check_passes():
-            out = run_agent(["python3", str(APP), "--check"], cwd="/app", text=True, timeout=30)
-            assert out.returncode == 0, out.stdout + out.stderr
-            assert out.stdout.strip() == "CONFIG OK"
+        ''')
+        + ladder.LAUNCHER_TESTS
+        + textwrap.dedent("""\
 
 
         def test_same_sections_and_keys():
             parser = load()
-            got = {{f"{{s}}.{{k}}" for s in parser.sections() for k in parser.options(s)}}
+            got = {f"{s}.{k}" for s in parser.sections() for k in parser.options(s)}
             assert got == set(EXPECTED)
 
 
@@ -363,7 +359,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
         def test_intended_value(name):
             section, key = name.split(".", 1)
             assert load().get(section, key).strip() == EXPECTED[name]
-        ''')  # noqa: E501
+        """)  # noqa: E501
+    )
     solution = solve_sh(f"cat > /app/config/{ini} <<'INI'\n{good_ini}INI\ncd /app && python3 service.py --check\n")
     name = task_name("config-repair", rng, service)
     app = {"service.py": launcher, f"config/{ini}": bad_ini}

@@ -39,20 +39,9 @@ SORTS = {
     "ext": ("by extension ascending", "-k1,1"),
 }
 
-REFERENCE = """\
-def tally(root, recursive, hidden):
-    import os
-    stats = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        if not recursive:
-            dirnames[:] = []
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            if os.path.islink(path) or not os.path.isfile(path):
-                continue
-            if name.startswith(".") and not hidden:
-                continue
-            stem = name[1:] if name.startswith(".") else name
+REFERENCE = (
+    ladder.WALK
+    + """\
             ext = stem.rsplit(".", 1)[1].lower() if "." in stem else "(none)"
             count, size = stats.get(ext, (0, 0))
             stats[ext] = (count + 1, size + os.path.getsize(path))
@@ -69,6 +58,7 @@ def render(stats, sort, sep):
         rows.sort(key=lambda r: r[0])
     return "".join(f"{ext}{sep}{c}{sep}{b}\\n" for ext, (c, b) in rows)
 """
+)
 
 
 def _tree(rng: random.Random) -> dict[str, int]:

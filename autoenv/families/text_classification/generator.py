@@ -19,7 +19,7 @@ import re
 import sys
 import textwrap
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 from autoenv.families.levels import load_ladder
@@ -337,6 +337,20 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     )
     stale = "".join(f"{y}\n" for y, _ in test)
     params = {
+        **drawn(theme, classes, train, test, acc, majority, threshold),
+        "leak_hint": None,
+        "stale_output": (out_name, stale),
+        "output_path": f"/app/{out_name}",
+    }
+    return TaskDraft(name=name, family="text-classification", files=files, params=params)
+
+
+def drawn(
+    theme: str, classes: list, train: list, test: list, acc: float, majority: float, threshold: float
+) -> dict[str, Any]:
+    """What every level records of its draw: the theme, the data's size and what Naive Bayes and the majority
+    class score against the accuracy it asks for."""
+    return {
         "theme": theme,
         "classes": len(classes),
         "train_rows": len(train),
@@ -344,8 +358,4 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
         "nb_accuracy": round(acc, 4),
         "majority": round(majority, 4),
         "threshold": threshold,
-        "leak_hint": None,
-        "stale_output": (out_name, stale),
-        "output_path": f"/app/{out_name}",
     }
-    return TaskDraft(name=name, family="text-classification", files=files, params=params)
