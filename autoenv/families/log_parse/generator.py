@@ -309,6 +309,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             assert got["slowest_service"] == EXPECTED["slowest_service"]
             assert got["max_ms"] == EXPECTED["max_ms"] and type(got["max_ms"]) is int
         ''')
+    # The tests above parse the log again, as files/solver_program.py does (duplicates lists the pair): a grader that
+    # shared the solver's code would share its mistakes, and neither can import autoenv inside the task.
     window_py = "None" if not window else f"({window[0].isoformat()!r}, {window[1].isoformat()!r})"
     solution = solve_sh(
         textwrap.dedent(f'''\

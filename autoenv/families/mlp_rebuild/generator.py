@@ -332,6 +332,8 @@ def _above_level_one(case: SeedCase, rng: random.Random, rung: int) -> TaskDraft
         if name in hidden
     }
     tests = ladder.tests(model_sha, shipped_expected, hidden_expected)
+    # solver_ladder.py repeats solver_program.py's forward pass (duplicates lists the pair): each is a whole program
+    # written into a task or a sandbox alone, where it can import neither the other nor autoenv.
     program = fill_program(
         (Path(__file__).with_name("files") / "solver_ladder.py").read_text(),
         {"weights": weights, "model_dir": "/app/model"},
