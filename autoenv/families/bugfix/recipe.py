@@ -9,19 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoenv.families.bugfix.ladder import LADDER
+from autoenv.families.bugfix.generator import LADDER
 from autoenv.families.bugfix.reference import REFERENCE_BODIES
+from autoenv.families.levels import climbing
 from autoenv.families.solver import ProgramRecipe
 
 
 class BugHuntRecipe(ProgramRecipe):
     name = "bug_hunt"
     markers = ("# The report prints wrong numbers", "Find every buggy helper")
-
-    def difficulty(self, instruction: str) -> str | None:
-        if "helper modules it imports" not in instruction:
-            return LADDER[1].skill()
-        return LADDER[3 if "/app/last_run.log" in instruction else 2].skill()
+    ladder = LADDER
+    #: It reads levels 2-4 only (level 2 needs no phrase beyond ``markers``).
+    level_markers = climbing("", "helper modules it imports", "/app/last_run.log")
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         return {"app": "/app", "bodies": dict(REFERENCE_BODIES), "inputs": [], "outputs": []}

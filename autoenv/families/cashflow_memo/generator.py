@@ -274,6 +274,8 @@ def generate(task_dir: Path, rng: random.Random, seed_case=None, level: int = DE
     common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN, common.DOCX_PIN))
     solve_case = {k: case[k] for k in ("scenarios", "rule_scenarios")}
+    # The solution and the tests each compute the cash model (duplicates lists the pair): they are shipped apart (the
+    # tests only to the verifier) and a grader that imported the solution's code would share its mistakes.
     common.write_python_solution(task_dir, FILES / "cashflow_solve.py", solve_case)
     common.write_tests(task_dir, FILES / "cashflow_tests.py", case, common.FORMULA_EVAL_PATH)
 

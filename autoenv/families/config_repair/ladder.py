@@ -139,7 +139,20 @@ def expected_values(values: dict[tuple[str, str], Any]) -> dict[str, Any]:
     return {f"{s}.{k}": v for (s, k), v in values.items()}
 
 
-TESTS = '''\
+#: The launcher's own tests, the same at every level: it is unchanged and its check passes.
+LAUNCHER_TESTS = """\
+def test_launcher_unchanged():
+    assert hashlib.sha256(APP.read_bytes()).hexdigest() == APP_SHA256
+
+
+def test_check_passes():
+    out = run_agent(["python3", str(APP), "--check"], cwd="/app", text=True, timeout=30)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip() == "CONFIG OK"
+"""
+
+TESTS = (
+    '''\
 import configparser
 import hashlib
 import json
@@ -187,19 +200,14 @@ def same_values(parser, expected):
         assert converted(parser, name) == want, (name, parser.get(*name.split(".", 1)), want)
 
 
-def test_launcher_unchanged():
-    assert hashlib.sha256(APP.read_bytes()).hexdigest() == APP_SHA256
-
-
-def test_check_passes():
-    out = run_agent(["python3", str(APP), "--check"], cwd="/app", text=True, timeout=30)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.strip() == "CONFIG OK"
-
+'''
+    + LAUNCHER_TESTS
+    + """
 
 def test_intended_values():
     same_values(load(INI.read_text(encoding="utf-8")), EXPECTED)
-'''
+"""
+)
 
 PROGRAM_TESTS = """\
 
