@@ -94,21 +94,20 @@ def run_configs(
 
 async def method_attempts(store: Store, cases: list[SeedCase], out: Path, attempts: int) -> None:
     """Fig. 4: each method on the same seed cases with the untrained proposer, recorded as run ``methods``."""
+    from autoenv.proposer.models import ProposeOptions
     from autoenv.proposer.propose import propose_async
 
     for method in ("prompt", "feedback", "agentic"):
         for i in range(attempts):
             case = cases[i % len(cases)]
+            options = ProposeOptions(
+                method=method, policy="scripted", attempts=1, seed=i, solver="terminal:policy=learned", rollouts=4
+            )
             summary = await propose_async(
                 case,
-                method=method,
-                policy="scripted",
+                options,
                 out_dir=out / "methods" / method / "tasks",
                 workspace=out / "methods" / method / "workspace",
-                attempts=1,
-                seed=i,
-                solver="terminal:policy=learned",
-                rollouts=4,
             )
             for record in summary.records:
                 store.record_attempt(

@@ -193,11 +193,7 @@ def _run_with_progress(
                 progress.update(bar, advance=1, status=f"{data['task'] or '-'}: {verdict}")
 
         try:
-            return asyncio.run(
-                propose_async(
-                    case, out_dir=out, workspace=workspace, on_event=on_event, **options.model_dump(exclude_unset=True)
-                )
-            )
+            return asyncio.run(propose_async(case, options, out_dir=out, workspace=workspace, on_event=on_event))
         except SandboxFault as exc:  # the machine, not the proposer: no attempt was recorded for it
             fail_with(exc, env=options.env)
         except ValueError as exc:

@@ -12,8 +12,12 @@ higher level is a new skill to the learned solver and not the one it already has
 from __future__ import annotations
 
 import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 #: The axes of difficulty (issue 42), in the order they are listed.
 AXES: dict[str, str] = {
@@ -46,6 +50,77 @@ class Level(BaseModel):
         """
         used = [axis for axis in AXES if self.axes.get(axis)]
         return f"L{self.number}" + (":" + "+".join(used) if used else "")
+
+
+class _Rung(BaseModel):
+    """One ``[[level]]`` table of a ``levels.toml``: its number is its position."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    axes: dict[str, int] = Field(default_factory=dict)
+    asks: str
+
+
+class _LevelsFile(BaseModel):
+    """A family's ``levels.toml``: ``default = N`` and one ``[[level]]`` table per rung, level 1 first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default: int = Field(ge=1)
+    level: list[_Rung] = Field(min_length=1)
+
+
+class Ladder(NamedTuple):
+    """A family's ladder as its generator exports it (``LADDER, DEFAULT_LEVEL = load_ladder(__file__)``)."""
+
+    levels: tuple[Level, ...]
+    default: int
+
+
+#: The file beside a family's generator that declares its ladder.
+LEVELS_FILE = "levels.toml"
+
+
+def load_ladder(beside: str | Path) -> Ladder:
+    """The ladder declared in the ``levels.toml`` beside ``beside`` (a generator's ``__file__``), validated.
+
+    A level is data, so it is a table in a file, not code: ``default = 1`` and, per rung, ``[[level]]`` with
+    ``asks = "..."`` and ``axes = {composition = 1, ...}`` (absent: level 1's plain task). A malformed file is a
+    ``ValueError`` naming the file and what is wrong with it.
+    """
+    path = Path(beside).with_name(LEVELS_FILE)
+    try:
+        declared = _LevelsFile.model_validate(tomllib.loads(path.read_text()))
+        levels = tuple(Level(number=n, axes=r.axes, asks=r.asks) for n, r in enumerate(declared.level, 1))
+    except (OSError, tomllib.TOMLDecodeError, ValidationError, ValueError) as e:
+        raise ValueError(f"{path}: not a valid ladder ({e})") from e
+    if declared.default > len(levels):
+        raise ValueError(f"{path}: default = {declared.default}, but the file declares {len(levels)} levels")
+    return Ladder(levels, declared.default)
+
+
+def skill_at(ladder: Sequence[Level], level: int) -> str | None:
+    """A recipe's ``difficulty`` at ``level``: None at level 1 (the family's plain task), else its skill key."""
+    return None if level == 1 else ladder[level - 1].skill()
+
+
+#: What marks each level above 1 in an instruction: entry ``n - 2`` lists the phrases a level-``n`` instruction
+#: contains, all of them (see :func:`read_level`).
+Markers = tuple[tuple[str, ...], ...]
+
+
+def climbing(*phrases: str) -> Markers:
+    """The markers of a ladder whose every level keeps the phrase of the level below and adds its own:
+    ``climbing(a, b, c)`` is level 2 with ``a``, 3 with ``a`` and ``b``, 4 with all three."""
+    return tuple(phrases[:n] for n in range(1, len(phrases) + 1))
+
+
+def read_level(text: str, markers: Markers) -> int:
+    """The level ``text`` reads as: the highest level whose marker phrases all stand in it; 1 when none does."""
+    for number in range(len(markers) + 1, 1, -1):
+        if all(phrase in text for phrase in markers[number - 2]):
+            return number
+    return 1
 
 
 def level_metadata(level: Level) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autoenv.families.levels import Level, Markers, read_level, skill_at
 from autoenv.shared.actions import ActionResult, FinishAction, RunAction, WriteFileAction
 
 
@@ -41,10 +42,20 @@ class Recipe:
     #: The recipe can also be carried out naively (``found["naive"]``: trusting the data as it is), the
     #: plausible wrong strategy the offline learned policy may pick (:mod:`autoenv.agents.policies.learned`).
     naive_variant: bool = False
+    #: The family's ladder (its generator's ``LADDER``; empty: one level) and what marks each level above 1 in an
+    #: instruction (:func:`~autoenv.families.levels.read_level`; ``climbing(...)`` where each level keeps the
+    #: phrase of the level below).
+    ladder: tuple[Level, ...] = ()
+    level_markers: Markers = ()
+
+    def level_of(self, instruction: str) -> int:
+        """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
+        return read_level(instruction, self.level_markers)
 
     def difficulty(self, instruction: str) -> str | None:
-        """What the instruction says about how hard this instance is (e.g. "clean" or "messy" data), if anything."""
-        return None
+        """What the instruction says about how hard this instance is, if anything: by default its level's skill key
+        (:func:`~autoenv.families.levels.skill_at`; None at level 1 or without a ladder)."""
+        return skill_at(self.ladder, self.level_of(instruction)) if self.ladder else None
 
     def match(self, instruction: str) -> dict[str, Any] | None:
         raise NotImplementedError

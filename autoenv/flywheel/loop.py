@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from autoenv.flywheel.config import RESUMABLE_OPTIONS, FlywheelConfig, RunConfigMismatch
 from autoenv.flywheel.events import emit
-from autoenv.proposer.models import AttemptRecord, SeedCase
+from autoenv.proposer.models import AttemptRecord, ProposeOptions, SeedCase
 from autoenv.proposer.seeds import harvest_seed_cases
 from autoenv.proposer.stage import propose_step
 from autoenv.report.trackers import NoTracker, Tracker, make_tracker
@@ -313,8 +313,23 @@ class Flywheel:
     async def propose(self, step: int, policy_version: int) -> list[AttemptRecord]:
         if self.config.static_dir is not None:
             return []  # the static baseline has no proposer
+        return await propose_step(
+            self.store,
+            run=self.config.run,
+            step=step,
+            cases=self.seed_cases(step),
+            policy_version=policy_version,
+            out_dir=self.out / "tasks",
+            workspace=self.out / "workspace",
+            options=self.propose_options(policy_version),
+            on_case=lambda case: self.progress("propose", {"seed_case": case.id, "method": self.config.method}),
+        )
+
+    def propose_options(self, policy_version: int) -> ProposeOptions:
+        """The proposer's options for a step, built once from the run's configuration (typed, never a dict): the
+        shared model when it proposes, the table and the solver of ``policy_version``."""
         model, base_url = self.endpoint() if self.config.proposer == ProposerPolicy.OPENAI else (None, None)
-        options = dict(
+        return ProposeOptions(
             method=self.config.method,
             policy=self.config.proposer,
             model=model,
@@ -326,18 +341,7 @@ class Flywheel:
             solver=self.solver_text(policy_version),
             rollouts=self.config.calibration_rollouts,
             accept_undetermined=self.config.accept_undetermined,
-        )
-        return await propose_step(
-            self.store,
-            run=self.config.run,
-            step=step,
-            cases=self.seed_cases(step),
-            policy_version=policy_version,
-            out_dir=self.out / "tasks",
-            workspace=self.out / "workspace",
-            options=options,
             seed=self.config.seed,
-            on_case=lambda case: self.progress("propose", {"seed_case": case.id, "method": self.config.method}),
         )
 
     def choose_tasks(self, step: int) -> list[tuple[Path, str]]:

@@ -72,14 +72,14 @@ def _noop(_event: str, _data: dict[str, Any]) -> None:
 
 
 async def propose_async(
-    case: SeedCase, *, out_dir: Path, workspace: Path, on_event: Event | None = None, **options: Any
+    case: SeedCase, options: ProposeOptions, *, out_dir: Path, workspace: Path, on_event: Event | None = None
 ) -> ProposeSummary:
     """Run ``options.attempts`` attempts on ``case``; accepted tasks land in ``out_dir``.
 
-    ``options`` are the fields of :class:`~autoenv.proposer.models.ProposeOptions` (method, policy, attempts,
-    solver, ...), validated there with their defaults.
+    ``options`` arrive whole and validated (the CLI and the flywheel build one :class:`ProposeOptions`); the judge
+    gets its :class:`JudgeSettings` from them, never a dict of their fields.
     """
-    o = ProposeOptions(**options)
+    o = options
     method, policy, attempts, env, rollouts, seed = o.method, o.policy, o.attempts, o.env, o.rollouts, o.seed
     model, proposer_table, solver = o.model, o.proposer_table, o.solver_spec
     emit = on_event or _noop
@@ -203,9 +203,21 @@ async def propose_async(
     )
 
 
-def propose(case: SeedCase, **kwargs: Any) -> ProposeSummary:
-    """Blocking wrapper around :func:`propose_async` for scripts and the CLI."""
-    return asyncio.run(propose_async(case, **kwargs))
+def propose(
+    case: SeedCase,
+    options: ProposeOptions | None = None,
+    *,
+    out_dir: Path,
+    workspace: Path,
+    on_event: Event | None = None,
+    **fields: Any,
+) -> ProposeSummary:
+    """Blocking wrapper around :func:`propose_async` for scripts and tests: ``options`` whole, or its fields as
+    keywords (``method="prompt", attempts=2``), validated into one :class:`ProposeOptions` here, at the edge."""
+    if options is not None and fields:
+        raise TypeError(f"propose: give options or its fields, not both ({', '.join(sorted(fields))})")
+    typed = options if options is not None else ProposeOptions(**fields)
+    return asyncio.run(propose_async(case, typed, out_dir=out_dir, workspace=workspace, on_event=on_event))
 
 
 # -- the two authored methods ---------------------------------------------------------------

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from autoenv.proposer.models import AttemptRecord, SeedCase
+from autoenv.proposer.models import AttemptRecord, ProposeOptions, SeedCase
 from autoenv.proposer.propose import propose_async
 from autoenv.store.db import Store
 
@@ -36,13 +35,11 @@ async def propose_step(
     policy_version: int,
     out_dir: Path,
     workspace: Path,
-    options: dict[str, Any],
-    seed: int = 0,
+    options: ProposeOptions,
     on_case: Callable[[SeedCase], None] | None = None,
 ) -> list[AttemptRecord]:
-    """Propose once from each of ``cases`` with ``options`` (:class:`~autoenv.proposer.models.ProposeOptions`
-    fields; the attempt's seed is ``seed * 1_000_000 + step * 1000 + index``), and record every attempt and task
-    in the store."""
+    """Propose once from each of ``cases`` with ``options`` (one attempt each, seeded ``options.seed * 1_000_000 +
+    step * 1000 + index``), and record every attempt and task in the store."""
     records: list[AttemptRecord] = []
     done = {a["attempt_key"] for a in store.attempts(run, step)}
     for index, case in enumerate(cases):
@@ -51,14 +48,8 @@ async def propose_step(
             continue
         if on_case is not None:
             on_case(case)
-        summary = await propose_async(
-            case,
-            out_dir=out_dir,
-            workspace=workspace,
-            attempts=1,
-            seed=seed * 1_000_000 + step * 1000 + index,
-            **options,
-        )
+        attempt = options.model_copy(update={"attempts": 1, "seed": options.seed * 1_000_000 + step * 1000 + index})
+        summary = await propose_async(case, attempt, out_dir=out_dir, workspace=workspace)
         for record in summary.records:
             records.append(record)
             record_attempt(store, record, run=run, step=step, key=key, policy_version=policy_version)

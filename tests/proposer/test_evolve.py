@@ -3,6 +3,7 @@ parent kept in the store (issue 42)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sqlite3
@@ -85,9 +86,11 @@ def drafted_files(task: Path) -> dict[str, str | bytes]:
     return {p.relative_to(task).as_posix(): content(p) for p in task.rglob("*") if p.is_file()}
 
 
-def test_top_level_unladdered_and_bad_inputs_are_refused_clearly(tmp_path):
+def test_top_level_unladdered_and_bad_inputs_are_refused_clearly(tmp_path, monkeypatch):
     top = drafted(seed_case("log-parser-malformed"), tmp_path / "top", level="max")
-    # a family without a ladder (no bundled seed case names one: a case made here)
+    # a family without a ladder: every family has one now, so one is taken off here (the CLI runs in this process)
+    family = FAMILIES["docx-formatting"]
+    monkeypatch.setitem(FAMILIES, family.name, dataclasses.replace(family, levels=(), default_level=None, ladder=()))
     docx = SeedCase(id="t-docx", task="t", failure_mode="t", target_skill="t", family="docx-formatting")
     plain = drafted(docx, tmp_path / "plain")
     out = str(tmp_path / "out")

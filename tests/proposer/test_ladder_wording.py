@@ -110,3 +110,13 @@ def test_xlsx_budgets_are_never_negative_and_the_notes_say_so(level, tmp_path):
     assert budgets and min(budgets) >= 0
     if level >= 3:
         assert 0 in budgets, "the corner figures keep their budget of 0"
+
+
+def test_config_repairs_changes_file_says_where_2x_cut_a_value_at_both_comment_marks():
+    """A capable model read "2.x cut values at `#`" as "only `#`" and kept a ``; see ticket`` comment in a string
+    value (config-repair level 4, an unseen config): the changes file names both marks, as the reference cuts them."""
+    for seed in range(12):
+        files = draft("config-repair", 3, seed).files
+        changes = next(text for path, text in files.items() if path.endswith("CHANGES.md"))
+        assert "cut values at a `#` or\n  `;` that follows white space" in changes
+        assert "`max_items` accepts the `k` suffix" in changes

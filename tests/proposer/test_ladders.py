@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 import subprocess
@@ -13,12 +14,13 @@ from harbor.models.task.task import Task
 from proposer_helpers import REPO, bundled_seed_cases, needs_sandbox, seed_case
 
 from autoenv.agents.policies.recipes import match_recipe
-from autoenv.families.levels import AXES, Level, with_level
+from autoenv.families.levels import AXES, LEVELS_FILE, Level, climbing, load_ladder, read_level, skill_at, with_level
 from autoenv.families.registry import FAMILIES
 from autoenv.proposer.models import ProposeOptions, SeedCase
 from autoenv.proposer.propose import propose
 from autoenv.proposer.scripted import ScriptedProposer, pinned_level
 from autoenv.proposer.workspace import Workspace
+from autoenv.shared.settings import ValidationSettings
 from autoenv.taskfmt.check import check_task
 from autoenv.trials.runner import run_trial
 from autoenv.validate.calibration import CalibrationSettings, calibrate
@@ -99,6 +101,36 @@ def test_levels_name_known_axes_and_pins_resolve():
     assert list(AXES)[:2] == ["less_told", "hidden_cases"]
 
 
+def test_every_ladder_is_a_levels_file_beside_its_generator(tmp_path):
+    """A ladder is data (levels.toml); a malformed file is an error naming it; recipes read levels one way."""
+    for name in LADDERED:
+        generator = importlib.import_module(f"autoenv.families.{name.replace('-', '_')}.generator")
+        ladder = load_ladder(generator.__file__)
+        assert ladder.levels == FAMILIES[name].ladder and ladder.default == FAMILIES[name].default_level, name
+    beside = tmp_path / "generator.py"
+    cases = {
+        "default = 1\n": "level",  # no rung
+        'default = 3\n[[level]]\nasks = "a"\n': "default = 3, but the file declares 1 levels",
+        'default = 1\n[[level]]\nasks = "a"\naxes = { sheer_will = 1 }\n': "unknown axes",
+        'default = 1\n[[level]]\nask = "a"\n': "asks",
+        "default = [": "not a valid ladder",
+    }
+    for text, problem in cases.items():
+        (tmp_path / LEVELS_FILE).write_text(text)
+        with pytest.raises(ValueError, match=str(tmp_path / LEVELS_FILE)) as raised:
+            load_ladder(beside)
+        assert problem in str(raised.value), (text, str(raised.value))
+    (tmp_path / LEVELS_FILE).write_text(
+        'default = 2\n[[level]]\nasks = "a"\n[[level]]\naxes = {scale = 2}\nasks = "b"\n'
+    )
+    ladder = load_ladder(beside)
+    assert ladder.default == 2 and [(lv.number, lv.skill()) for lv in ladder.levels] == [(1, "L1"), (2, "L2:scale")]
+    assert skill_at(ladder.levels, 1) is None and skill_at(ladder.levels, 2) == "L2:scale"
+    markers = climbing("a", "b", "c")
+    assert [read_level(t, markers) for t in ("", "b c", "a c", "a b", "a b c")] == [1, 1, 2, 3, 4]
+    assert read_level("x z", (("x",), ("y",), ("y", "z"))) == 2  # each level's own phrases, highest first
+
+
 def test_climbing_moves_one_level_per_verdict_within_the_ladder(tmp_path):
     family = FAMILIES["log-parse"]
     proposer = ScriptedProposer(workspace=Workspace(tmp_path).init())
@@ -155,7 +187,10 @@ def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, 
         nop = run_trial(task, "nop", trials_dir=tmp_path / "trials")
         assert nop.error is None and nop.reward == 0.0, nop
         return
-    report = validate_task(task, force=True, record=False, trials_dir=tmp_path / "validate")
+    # one oracle run (repeats=1): whether verdicts repeat is the validator's own test's business, not the ladder's
+    report = validate_task(
+        task, ValidationSettings(repeats=1), force=True, record=False, trials_dir=tmp_path / "validate"
+    )
     assert report.valid, report.feedback()
     status = {check.name: check.status for check in report.checks}
     assert all(status[name] == "pass" for name in ("oracle", "nop", "partial", "tamper")), status

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
 from autoenv.families.bugfix import ladder, level5
 from autoenv.families.bugfix.sources import BUGGY, CORRECT, DRIVERS, EXTRA_HELPERS, MODULES, RANDOM_SAMPLES, SPEC, TESTS
+from autoenv.families.levels import load_ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -27,8 +28,7 @@ KEYWORDS = ("bug", "fix", "median", "debug", "function", "off-by-one", "regressi
 CATEGORY = "debugging"
 TAGS = ["python", "bugfix"]
 
-LADDER = ladder.LADDER
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 
 def _data(func: str, rng: random.Random) -> tuple[str, list]:

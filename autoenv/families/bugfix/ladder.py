@@ -13,34 +13,6 @@ import textwrap
 from typing import Any
 
 from autoenv.families.base import solve_sh, task_files, task_name
-from autoenv.families.levels import Level
-
-LADDER = (
-    Level(number=1, asks="fix the one buggy function the instruction names, in the module it names"),
-    Level(
-        number=2,
-        axes={"composition": 1, "less_told": 1},
-        asks="the report prints wrong numbers: find and fix the two buggy functions of the module it names",
-    ),
-    Level(
-        number=3,
-        axes={"composition": 2, "less_told": 1},
-        asks="as 2, with each buggy function in a helper module of its own, neither module named",
-    ),
-    Level(
-        number=4,
-        axes={"composition": 3, "less_told": 1},
-        asks="three buggy functions over three helper modules, found from the report alone, while the last run's "
-        "log blames a helper that is correct (a red herring)",
-    ),
-    Level(
-        number=5,
-        axes={"composition": 3, "less_told": 2, "hidden_cases": 2},
-        asks="every function of a small package is buggy against its docstring (money, payee keys, CSV reading, "
-        "time zones, ranking); one bug crashes with a production traceback, the others show only on the tests' "
-        "unseen inputs and exports",
-    ),
-)
 
 #: Buggy functions and modules per level.
 SHAPE = {2: (2, 1), 3: (2, 2), 4: (3, 3)}

@@ -11,30 +11,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from autoenv.families.bugfix.ladder import LADDER
+from autoenv.families.bugfix.generator import LADDER
 from autoenv.families.bugfix.ledger import reference_bodies
 from autoenv.families.bugfix.reference import REFERENCE_BODIES
+from autoenv.families.levels import climbing
 from autoenv.families.solver import ProgramRecipe, first
-
-
-def level_of(instruction: str) -> int:
-    """The ladder level an instruction reads as (what it asks for, as a solver sees it); 1 for any other."""
-    if "/app/BUG-REPORT.md" in instruction:
-        return 5
-    if "helper modules it imports" not in instruction:
-        return 2
-    return 4 if "/app/last_run.log" in instruction else 3
 
 
 class BugHuntRecipe(ProgramRecipe):
     name = "bug_hunt"
     markers = ("# The report prints wrong numbers", "Find every buggy helper")
-
-    def difficulty(self, instruction: str) -> str | None:
-        return LADDER[level_of(instruction) - 1].skill()
+    ladder = LADDER
+    #: It reads levels 2-5 only (level 2 needs no phrase beyond ``markers``; level 5 is a package with a bug report).
+    level_markers = (*climbing("", "helper modules it imports", "/app/last_run.log"), ("/app/BUG-REPORT.md",))
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        if level_of(instruction) == 5:
+        if self.level_of(instruction) == 5:
             package = first(r"`/app/(\w+)` is a small Python package", instruction)
             bodies = {name: re.sub(r"([{}])", r"\1\1", body) for name, body in reference_bodies().items()}
             return {"app": "/app", "package": package, "bodies": bodies, "inputs": [], "outputs": []}

@@ -7,13 +7,20 @@ recommendation the rule gives. Randomised: every input, the order of the
 input rows, the investment month, and which way the decision goes (the
 generator draws inputs until the rule's margin is clear, so rounding in the
 memo cannot flip it).
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) leave the model, the layout, the rule and the memo's form to the
+finance team's notes, then ask for a memo program the tests run on unseen workbooks, then add memo lines; level 1
+is the task above, unchanged.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
+from autoenv.families.cashflow_memo import ladder
+from autoenv.families.levels import Level
 from autoenv.families.office import common
 
 NAME = "cashflow-memo"
@@ -43,6 +50,31 @@ PROJECTS = [
     ("a solar roof for the plant", "the solar-roof investment"),
     ("an additional delivery fleet", "the fleet investment"),
 ]
+LADDER = (
+    Level(number=1, asks="a live scenario sheet and a memo, the model, layout, rule and memo all told"),
+    Level(
+        number=2,
+        axes={"less_told": 1},
+        asks="the model, the sheet's layout, the decision rule and the memo's form are in the finance team's notes",
+    ),
+    Level(
+        number=3,
+        axes={"less_told": 1, "hidden_cases": 1},
+        asks="as 2, the memo written by a program the tests run on unseen workbooks: a negative lowest cash (in "
+        "parentheses), a half euro (halves away from zero), a lowest cash exactly at the covenant, a lowest cash "
+        "reached in two months running",
+    ),
+    Level(
+        number=4,
+        axes={"less_told": 1, "hidden_cases": 1, "composition": 1},
+        asks="as 3, with two more memo lines each needed: the scenarios ranked by lowest cash (ties in the "
+        "Inputs order) and the headroom over the covenant",
+    ),
+)
+DEFAULT_LEVEL = 1
+#: The kinds of unseen workbook the tests of levels 3 and 4 run the memo program on (:func:`.ladder.unseen`).
+UNSEEN = ("negative", "covenant", "half")
+
 LABELS = {
     "opening": "Opening cash",
     "covenant": "Minimum cash (bank covenant)",
@@ -126,13 +158,26 @@ def draw_perturbed(rng: random.Random, inputs: dict) -> dict:
 
 
 def build_workbook(rng: random.Random, path: Path) -> dict:
-    from openpyxl.styles import Font
-
     want_proceed = rng.random() < 0.5
     inputs = draw(rng, want_proceed)
     perturbed = draw_perturbed(rng, inputs)
     order = list(LABELS)
     rng.shuffle(order)
+    cells, input_cells = write_inputs(path, inputs, order)
+    return {
+        "inputs": inputs,
+        "perturbed": perturbed,
+        "cells": cells,
+        "input_cells": input_cells,
+        "scenarios": SCENARIOS,
+        "rule_scenarios": RULE_SCENARIOS,
+    }
+
+
+def write_inputs(path: Path, inputs: dict, order: list[str]) -> tuple[dict, dict]:
+    """Write a workbook whose Inputs sheet holds ``inputs`` (its single inputs in ``order``); return where each
+    input is and every filled cell's value."""
+    from openpyxl.styles import Font
 
     wb = common.new_workbook()
     ws = wb.active
@@ -150,12 +195,12 @@ def build_workbook(rng: random.Random, path: Path) -> dict:
     ws[f"A{r}"], ws[f"B{r}"] = "Scenario", "Revenue multiplier"
     ws[f"A{r}"].font = ws[f"B{r}"].font = Font(bold=True)
     cells["multipliers"] = {}
-    for j, name in enumerate(SCENARIOS):
+    for j, name in enumerate(inputs["multipliers"]):  # the scenarios in the inputs' order
         ws[f"A{r + 1 + j}"] = name
         ws[f"B{r + 1 + j}"] = inputs["multipliers"][name]
         ws[f"B{r + 1 + j}"].number_format = "0.00"
         cells["multipliers"][name] = f"B{r + 1 + j}"
-    r = r + 1 + len(SCENARIOS) + 1
+    r = r + 1 + len(inputs["multipliers"]) + 1
     ws[f"A{r}"], ws[f"B{r}"], ws[f"C{r}"] = "Month", "Baseline revenue", "Month name"
     for cell in (ws[f"A{r}"], ws[f"B{r}"], ws[f"C{r}"]):
         cell.font = Font(bold=True)
@@ -170,14 +215,7 @@ def build_workbook(rng: random.Random, path: Path) -> dict:
     ws.column_dimensions["C"].width = 14
     input_cells = {cell.coordinate: cell.value for row in ws.iter_rows() for cell in row if cell.value is not None}
     common.save_workbook(wb, path)
-    return {
-        "inputs": inputs,
-        "perturbed": perturbed,
-        "cells": cells,
-        "input_cells": input_cells,
-        "scenarios": SCENARIOS,
-        "rule_scenarios": RULE_SCENARIOS,
-    }
+    return cells, input_cells
 
 
 INSTRUCTION = """\
@@ -222,13 +260,67 @@ openpyxl and python-docx are installed.
 """
 
 
-def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
+def generate(task_dir: Path, rng: random.Random, seed_case=None, level: int = DEFAULT_LEVEL) -> None:
+    """A cashflow-memo task of ``level`` (:data:`LADDER`); level 1 writes exactly the tasks of earlier releases."""
     task_dir = Path(task_dir)
     project, _ = rng.choice(PROJECTS)
     case = build_workbook(rng, task_dir / "environment" / "app" / "cashflow.xlsx")
+    while level >= 3 and ladder.near_a_half(case["inputs"]):  # the shipped memo's amounts: no rounding corner
+        case = build_workbook(rng, task_dir / "environment" / "app" / "cashflow.xlsx")
+    if level >= 2:
+        _above_level_one(task_dir, rng, case, project, level, seed_case)
+        return
     common.write(task_dir / "instruction.md", common.reflow(INSTRUCTION.format(project=project)))
     common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN, common.DOCX_PIN))
     solve_case = {k: case[k] for k in ("scenarios", "rule_scenarios")}
+    # The solution and the tests each compute the cash model (duplicates lists the pair): they are shipped apart (the
+    # tests only to the verifier) and a grader that imported the solution's code would share its mistakes.
     common.write_python_solution(task_dir, FILES / "cashflow_solve.py", solve_case)
     common.write_tests(task_dir, FILES / "cashflow_tests.py", case, common.FORMULA_EVAL_PATH)
+
+
+def _above_level_one(task_dir: Path, rng: random.Random, case: dict, project: str, level: int, seed_case) -> None:
+    """Levels 2-4 (:mod:`.ladder`): the notes; from level 3 the memo program, run on unseen workbooks."""
+    import shutil
+    import tempfile
+
+    app = task_dir / "environment" / "app"
+    common.write(app / ladder.NOTES, ladder.notes(level, RULE_SCENARIOS))
+    common.write(task_dir / "instruction.md", ladder.instruction(level, project))
+    common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
+    common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN, common.DOCX_PIN))
+    program = common.solution_source(
+        FILES / "cashflow_ladder_solve.py", {"level": level, "rule_scenarios": RULE_SCENARIOS}
+    )
+    if level == 2:
+        common.write(task_dir / "solution" / "solve.sh", common.solve_sh(), executable=True)
+        common.write(task_dir / "solution" / "solve.py", program)
+        common.write_tests(task_dir, FILES / "cashflow_tests.py", case, common.FORMULA_EVAL_PATH)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        books = {"shipped.xlsx": Path(tmp) / "shipped.xlsx"}
+        shutil.copyfile(app / "cashflow.xlsx", books["shipped.xlsx"])
+        memos = {"shipped.xlsx": ladder.memo_lines(case["inputs"], RULE_SCENARIOS, level, MONTHS)}
+        for n, kind in enumerate(UNSEEN, start=1):
+            inputs = ladder.unseen(rng, kind)
+            books[f"unseen-{n}.xlsx"] = Path(tmp) / f"unseen-{n}.xlsx"
+            ladder.write_unseen(books[f"unseen-{n}.xlsx"], inputs, rng, sys.modules[__name__])
+            memos[f"unseen-{n}.xlsx"] = ladder.memo_lines(inputs, RULE_SCENARIOS, level, MONTHS)
+        common.write_tests(
+            task_dir,
+            FILES / "cashflow_tests.py",
+            case | {"memos": memos},
+            common.FORMULA_EVAL_PATH,
+            *books.values(),
+            unprivileged=True,
+        )
+    tests = task_dir / "tests" / "test_outputs.py"
+    tests.write_text(tests.read_text() + ladder.TESTS)
+    common.write(task_dir / "solution" / "make_memo.py", program)
+    common.write(
+        task_dir / "solution" / "solve.sh",
+        '#!/bin/bash\nset -euo pipefail\ncp "$(dirname "$0")/make_memo.py" /app/make_memo.py\n'
+        "python3 /app/make_memo.py\n",
+        executable=True,
+    )

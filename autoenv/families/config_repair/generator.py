@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 from autoenv.families.config_repair import ladder
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -31,28 +31,7 @@ CATEGORY = "configuration"
 TAGS = ["python", "ini", "configparser", "repair"]
 
 #: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.config_repair.ladder`.
-LADDER = (
-    Level(number=1, asks="repair the value breakages the instruction lists, one by one, as the launcher reports them"),
-    Level(
-        number=2,
-        axes={"composition": 1},
-        asks="as 1, with structural breakages whose launcher error points elsewhere or nowhere: an indented line "
-        "swallowed by the previous value, a byte-order mark, comments after values, a section split in two",
-    ),
-    Level(
-        number=3,
-        axes={"composition": 1, "less_told": 1},
-        asks="as 2 with no repair rule told: the old value formats (durations in ms/m, counts in k, "
-        "enabled/disabled) and the file's conventions are found in the config's notes and comments",
-    ),
-    Level(
-        number=4,
-        axes={"composition": 1, "less_told": 1, "hidden_cases": 1},
-        asks="as 3, and ship /app/repair_config.py, which the tests run on unseen broken configs of the service "
-        "(CRLF, every breakage)",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 WORDS = [
     "zero",
@@ -343,7 +322,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
               `ConfigParser(interpolation=None, strict=True)`).
             """),
     )
-    tests = textwrap.dedent(f'''\
+    tests = (
+        textwrap.dedent(f'''\
         import configparser
         import hashlib
         from pathlib import Path
@@ -364,19 +344,14 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             return parser
 
 
-        def test_launcher_unchanged():
-            assert hashlib.sha256(APP.read_bytes()).hexdigest() == APP_SHA256
-
-
-        def test_check_passes():
-            out = run_agent(["python3", str(APP), "--check"], cwd="/app", text=True, timeout=30)
-            assert out.returncode == 0, out.stdout + out.stderr
-            assert out.stdout.strip() == "CONFIG OK"
+        ''')
+        + ladder.LAUNCHER_TESTS
+        + textwrap.dedent("""\
 
 
         def test_same_sections_and_keys():
             parser = load()
-            got = {{f"{{s}}.{{k}}" for s in parser.sections() for k in parser.options(s)}}
+            got = {f"{s}.{k}" for s in parser.sections() for k in parser.options(s)}
             assert got == set(EXPECTED)
 
 
@@ -384,7 +359,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
         def test_intended_value(name):
             section, key = name.split(".", 1)
             assert load().get(section, key).strip() == EXPECTED[name]
-        ''')  # noqa: E501
+        """)  # noqa: E501
+    )
     solution = solve_sh(f"cat > /app/config/{ini} <<'INI'\n{good_ini}INI\ncd /app && python3 service.py --check\n")
     name = task_name("config-repair", rng, service)
     app = {"service.py": launcher, f"config/{ini}": bad_ini}

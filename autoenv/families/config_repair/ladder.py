@@ -58,7 +58,8 @@ for 2.x must be converted; each 2.x form below means the value shown:
 - values from a fixed list are written exactly as `SCHEMA` lists them (2.x ignored letter case);
 - strings are written without quotes (2.x removed them);
 - a setting is `key = value` (2.x also read `key value`);
-- a comment goes on a line of its own: everything after `=` is the value (2.x cut values at `#`);
+- a comment goes on a line of its own: everything after `=` is the value (2.x cut values at a `#` or
+  `;` that follows white space);
 - a setting starts at the beginning of its line: an indented line continues the value above it
   (2.x files indented some settings for readability);
 - a section has one `[header]` (2.x merged repeated sections);
@@ -66,7 +67,7 @@ for 2.x must be converted; each 2.x form below means the value shown:
 
 ## 2.4
 
-- `max_items` and the `_sec` settings accept the suffixes above.
+- `max_items` accepts the `k` suffix above and the `_sec` settings the duration units above.
 """
 
 #: Level 2's rules, added to level 1's in the instruction.
@@ -138,7 +139,20 @@ def expected_values(values: dict[tuple[str, str], Any]) -> dict[str, Any]:
     return {f"{s}.{k}": v for (s, k), v in values.items()}
 
 
-TESTS = '''\
+#: The launcher's own tests, the same at every level: it is unchanged and its check passes.
+LAUNCHER_TESTS = """\
+def test_launcher_unchanged():
+    assert hashlib.sha256(APP.read_bytes()).hexdigest() == APP_SHA256
+
+
+def test_check_passes():
+    out = run_agent(["python3", str(APP), "--check"], cwd="/app", text=True, timeout=30)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip() == "CONFIG OK"
+"""
+
+TESTS = (
+    '''\
 import configparser
 import hashlib
 import json
@@ -186,19 +200,14 @@ def same_values(parser, expected):
         assert converted(parser, name) == want, (name, parser.get(*name.split(".", 1)), want)
 
 
-def test_launcher_unchanged():
-    assert hashlib.sha256(APP.read_bytes()).hexdigest() == APP_SHA256
-
-
-def test_check_passes():
-    out = run_agent(["python3", str(APP), "--check"], cwd="/app", text=True, timeout=30)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.strip() == "CONFIG OK"
-
+'''
+    + LAUNCHER_TESTS
+    + """
 
 def test_intended_values():
     same_values(load(INI.read_text(encoding="utf-8")), EXPECTED)
-'''
+"""
+)
 
 PROGRAM_TESTS = """\
 

@@ -16,24 +16,16 @@ from autoenv.families.config_repair.ladder import PROGRAM
 from autoenv.families.solver import ProgramRecipe
 
 
-def level_of(instruction: str) -> int:
-    """The ladder level an instruction reads as."""
-    if "CHANGES.md" in instruction:
-        return 4 if PROGRAM in instruction else 3
-    return 2 if "byte-order mark" in instruction else 1
-
-
 class ConfigRepairRecipe(ProgramRecipe):
     name = "config_repair"
+    ladder = LADDER
+    #: Levels 3 and 4 no longer list level 2's breakages: each level's phrases, not a climb.
+    level_markers = (("byte-order mark",), ("CHANGES.md",), ("CHANGES.md", PROGRAM))
     markers = ("service.py --check", "evidently")
-
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(instruction)
-        return None if level == 1 else LADDER[level - 1].skill()
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         ini = re.search(r"`(/app/config/[\w.-]+\.ini)`", instruction).group(1)
-        notes = level_of(instruction) >= 3
+        notes = self.level_of(instruction) >= 3
         return {
             "ini": ini,
             "inputs": [ini, "/app/service.py"],

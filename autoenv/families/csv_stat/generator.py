@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 from autoenv.families.csv_stat import ladder, level5, statistic
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -60,33 +60,8 @@ def compute(stat: str, xs: list[float]) -> float:
 #: program the tests run on unseen files (:mod:`autoenv.families.csv_stat.ladder`), 5 a program by a data dictionary's
 #: rules, on unseen extracts that hold every case the dictionary describes and a large one, within a time limit
 #: (:mod:`autoenv.families.csv_stat.level5`).
-LADDER = (
-    Level(number=1, asks="a grouped statistic over clean rows (a naive program passes)"),
-    Level(
-        number=2,
-        axes={"composition": 1},
-        asks="as 1 over messy rows: inconsistent group names, invalid values and statuses to exclude together",
-    ),
-    Level(
-        number=3, axes={"composition": 2}, asks="as 2 with twice the invalid values and negative values always excluded"
-    ),
-    Level(
-        number=4,
-        axes={"composition": 2, "hidden_cases": 1},
-        asks="as 3, and ship /app/groupstat.py, which the tests run on unseen files: columns reordered among "
-        "others, quoted commas, CRLF, unicode names, exponent notation, nan/inf, a group with no valid row",
-    ),
-    Level(
-        number=5,
-        axes={"less_told": 1, "hidden_cases": 2, "scale": 1},
-        asks="ship /app/groupstat.py by the rules of a data dictionary whose cases the shipped extract does not "
-        "show (BOM, quoted line breaks, header names in any case, re-sent ids, time zones at the period's bounds, "
-        "NFKC/casefold keys, number spellings, an empty extract), run on unseen extracts and a 200,000-row one "
-        "within 20 seconds",
-    ),
-)
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 DIFFICULTY_LEVELS = tuple(level.number for level in LADDER)
-DEFAULT_LEVEL = 2
 
 
 def answer(

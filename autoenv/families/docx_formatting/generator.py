@@ -6,14 +6,21 @@ are split across runs, the phrase appears capitalised at a sentence start, a
 shorter phrase that starts the same way and the surname on its own must stay
 unformatted, and existing bold/italic text must survive. Tests read the file
 with python-docx (see ``verifiers/docx_tests.py``).
+
+Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) leave the rules to a house style guide and the targets to the brief's
+document properties, then ask for a program the tests run on unseen briefs, then add rules; level 1 is the task
+above, unchanged.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 from autoenv.families.base import function_from
+from autoenv.families.docx_formatting import ladder
+from autoenv.families.levels import Level
 from autoenv.families.office import common
 
 NAME = "docx-formatting"
@@ -45,6 +52,31 @@ NAMES = [
 BOOKS = ["The Goal", "Working Backwards", "Team Topologies", "Accelerate", "The Phoenix Project"]
 TITLES = ["Steering Group Brief", "Programme Brief", "Quarterly Brief", "Board Brief"]
 QUARTERS = ["Q1 2025", "Q2 2025", "Q3 2025", "Q4 2025"]
+
+LADDER = (
+    Level(number=1, asks="bold a phrase, italicise a name and centre a heading, each named in the instruction"),
+    Level(
+        number=2,
+        axes={"less_told": 1},
+        asks="the rules are in the house style guide and the brief's phrase, owner and section in its document "
+        "properties, where the guide says they are",
+    ),
+    Level(
+        number=3,
+        axes={"less_told": 1, "hidden_cases": 1},
+        asks="as 2, as a program the tests run on unseen briefs: the phrase in tables, lists, the title and split "
+        "over runs, accented names after a non-breaking space, numbered headings, an empty section",
+    ),
+    Level(
+        number=4,
+        axes={"less_told": 1, "hidden_cases": 1, "composition": 1},
+        asks="as 3, with two more rules each needed: every sum of money in the body bold (£1,250k, £3.5m) and "
+        "every table's header row bold",
+    ),
+)
+DEFAULT_LEVEL = 1
+#: How many unseen briefs the tests of levels 3 and 4 run the program on (besides the shipped one).
+HIDDEN_BRIEFS = 3
 
 # One section per key; each sentence is a list of segments: plain text, or
 # (kind, text) with kind P (phrase), Pc (capitalised phrase), N (name),
@@ -130,17 +162,6 @@ def _segments(sentences, ctx):
     return out
 
 
-def _spans(mask):
-    spans, start = [], None
-    for i, flag in enumerate([*mask, False]):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            spans.append([start, i])
-            start = None
-    return spans
-
-
 #: Where a phrase occurs in a text: the reference solution's own ``occurrences`` (``files/docx_solve.py``), so the
 #: spans the verifier expects are the ones the solution formats.
 _occurrences = function_from(FILES / "docx_solve.py", "occurrences")
@@ -213,8 +234,8 @@ def build_document(rng: random.Random, path: Path) -> dict:
             {
                 "text": text,
                 "style": p.style.name,
-                "bold": _spans(bold),
-                "italic": _spans(italic),
+                "bold": ladder.spans(bold),
+                "italic": ladder.spans(italic),
                 "centre": p.style.name == "Heading 1" and text == target,
             }
         )
@@ -245,12 +266,74 @@ stay exactly as they are. The Python library python-docx is installed
 """
 
 
-def generate(task_dir: Path, rng: random.Random, seed_case=None) -> None:
+def generate(task_dir: Path, rng: random.Random, seed_case=None, level: int = DEFAULT_LEVEL) -> None:
+    """A docx-formatting task of ``level`` (:data:`LADDER`); level 1 writes exactly the tasks of earlier releases."""
     task_dir = Path(task_dir)
+    if level >= 3:
+        _as_program(task_dir, rng, seed_case, level)
+        return
     case = build_document(rng, task_dir / "environment" / "app" / "brief.docx")
+    if level == 2:
+        _from_the_guide(task_dir, case, seed_case)
+        return
     common.write(task_dir / "instruction.md", common.reflow(INSTRUCTION.format(**case)))
     common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.DOCX_PIN))
     solve_case = {k: case[k] for k in ("phrase", "name", "heading")}
     common.write_python_solution(task_dir, FILES / "docx_solve.py", solve_case)
     common.write_tests(task_dir, FILES / "docx_tests.py", case, DOCX_FORMAT_PATH)
+
+
+def _from_the_guide(task_dir: Path, case: dict, seed_case) -> None:
+    """Level 2: level 1's brief and tests; the rules in the style guide, the targets in the document properties."""
+    import docx
+
+    path = task_dir / "environment" / "app" / "brief.docx"
+    doc = docx.Document(str(path))
+    ladder.set_targets(doc, case["phrase"], case["name"], case["heading"])
+    common.save_document(doc, path)
+    common.write(task_dir / "environment" / "app" / ladder.GUIDE, ladder.guide(2))
+    common.write(task_dir / "instruction.md", ladder.instruction(2))
+    common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
+    common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.DOCX_PIN))
+    common.write_python_solution(task_dir, FILES / "docx_ladder_solve.py", {"level": 2})
+    common.write_tests(task_dir, FILES / "docx_tests.py", case, DOCX_FORMAT_PATH)
+
+
+def _as_program(task_dir: Path, rng: random.Random, seed_case, level: int) -> None:
+    """Levels 3 and 4: the program ``/app/format_brief.py``, run by the tests on the shipped brief and on
+    :data:`HIDDEN_BRIEFS` unseen ones with the guide's corners; expectations from how each brief was built."""
+    import shutil
+    import tempfile
+
+    import docx
+
+    app = task_dir / "environment" / "app"
+    ladder.build_brief(rng, app / "brief.docx", sys.modules[__name__], corners=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        briefs = {"shipped.docx": Path(tmp) / "shipped.docx"}
+        shutil.copyfile(app / "brief.docx", briefs["shipped.docx"])
+        for n in range(1, HIDDEN_BRIEFS + 1):
+            briefs[f"hidden-{n}.docx"] = Path(tmp) / f"hidden-{n}.docx"
+            ladder.build_brief(rng, briefs[f"hidden-{n}.docx"], sys.modules[__name__], corners=True)
+        expected = {name: ladder.expected(docx.Document(str(path)), level) for name, path in briefs.items()}
+        common.write_tests(
+            task_dir,
+            FILES / "docx_ladder_tests.py",
+            {"briefs": expected},
+            DOCX_FORMAT_PATH,
+            *briefs.values(),
+            unprivileged=True,
+        )
+    common.write(app / ladder.GUIDE, ladder.guide(level))
+    common.write(task_dir / "instruction.md", ladder.instruction(level))
+    common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
+    common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.DOCX_PIN))
+    program = common.solution_source(FILES / "docx_ladder_solve.py", {"level": level})
+    common.write(task_dir / "solution" / "format_brief.py", program)
+    common.write(
+        task_dir / "solution" / "solve.sh",
+        '#!/bin/bash\nset -euo pipefail\ncp "$(dirname "$0")/format_brief.py" /app/format_brief.py\n'
+        "python3 /app/format_brief.py\n",
+        executable=True,
+    )

@@ -1,11 +1,29 @@
-"""docx-formatting: read the phrase, the name and the heading, then format the brief with files/docx_solve.py."""
+"""docx-formatting: read the phrase, the name and the heading, then format the brief with files/docx_solve.py.
+
+Above level 1 the instruction names neither the rules nor the targets: the recipe reads the house style guide and
+runs files/docx_ladder_solve.py, which takes the targets from the brief's document properties (where the guide
+says they are) and applies the level's rules; from level 3 that program is the deliverable
+(``/app/format_brief.py``), which the tests run on unseen briefs. Its ``difficulty`` is the level's skill key, so
+each level is a skill of its own to the learned solver.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from autoenv.families.office import FolderRecipe
+from autoenv.families.docx_formatting.generator import LADDER
+from autoenv.families.docx_formatting.ladder import GUIDE, PROGRAM
+from autoenv.families.office import FolderRecipe, common
 from autoenv.families.solver import first
+
+
+def level_of(text: str) -> int:
+    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
+    if "house style, written down in" not in text:
+        return 1
+    if "Write a program, `/app/format_brief.py`" not in text:
+        return 2
+    return 4 if "The style guide was revised this quarter" in text else 3
 
 
 class DocxFormattingRecipe(FolderRecipe):
@@ -13,17 +31,36 @@ class DocxFormattingRecipe(FolderRecipe):
     heading = "# Format a project brief"
     solution = "docx_solve.py"
 
+    def difficulty(self, instruction: str) -> str | None:
+        level = level_of(common.flat(instruction))
+        return None if level == 1 else LADDER[level - 1].skill()
+
     def read(self, text: str) -> dict[str, Any]:
+        level = level_of(text)
+        if level >= 2:  # the rules are in the guide, the targets in the brief's properties: the program finds them
+            return {"level": level, "program_path": PROGRAM if level >= 3 else None}
         return {
             "phrase": first(r'the phrase \*\*"(.+?)"\*\*', text),
             "name": first(r'full name \*\*"(.+?)"\*\*', text),
             "heading": first(r'section heading \*\*"(.+?)"\*\*', text),
         }
 
+    def program(self, params: dict[str, Any]) -> str:
+        if params.get("level", 1) >= 2:
+            return common.solution_source(self.files / "docx_ladder_solve.py", {"level": params["level"]})
+        return super().program(params)
+
     def look(self, params: dict[str, Any]) -> str:
+        guide = f"; cat /app/{GUIDE}" if params.get("level", 1) >= 2 else ""
+        props = (
+            "; python3 -c \"import docx; c = docx.Document('/app/brief.docx').core_properties; "
+            'print(c.keywords, c.subject, c.category, sep=chr(10))"'
+            if guide
+            else ""
+        )
         return (
             "ls -la /app; python3 -c \"import docx; d = docx.Document('/app/brief.docx'); "
-            "[print(p.style.name, '|', [r.text for r in p.runs]) for p in d.paragraphs]\""
+            "[print(p.style.name, '|', [r.text for r in p.runs]) for p in d.paragraphs]\"" + guide + props
         )
 
     def check(self, params: dict[str, Any]) -> str:

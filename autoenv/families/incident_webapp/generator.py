@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 
 from autoenv.families.incident_webapp import ladder
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.office import common
 
 NAME = "incident-webapp"
@@ -34,27 +34,7 @@ PICK_SOURCE = FILES / "webapp_pick.py"
 CLIENT_SOURCE = FILES / "webapp_client.py"
 PORT = 8080
 
-LADDER = (
-    Level(number=1, asks="resolve one incident through the app's pages and form, every rule spelled out"),
-    Level(
-        number=2,
-        axes={"less_told": 1},
-        asks="the rules (which runbook, assignee, note, status) are not told: they are the team's incident "
-        "process in /app/docs/process.md",
-    ),
-    Level(
-        number=3,
-        axes={"less_told": 1, "composition": 1},
-        asks="as 2, with a superseded runbook that matches the symptoms as well as its replacement, and the "
-        "runbook's on-call engineer away on the incident's day: the assignee is the deputy the rota names",
-    ),
-    Level(
-        number=4,
-        axes={"less_told": 1, "composition": 1, "friction": 1},
-        asks="as 3, in an image without curl: the app is driven with what is there (Python's urllib, say)",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 # service -> (host prefix, owner team, failure modes); a mode is
 # (title, signature, log line containing the signature, steps, verification command)

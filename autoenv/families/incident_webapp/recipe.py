@@ -11,32 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 from autoenv.families.incident_webapp.generator import LADDER
+from autoenv.families.levels import climbing
 from autoenv.families.office import FolderRecipe, common
 from autoenv.families.solver import first
 
 
-def level_of(text: str) -> int:
-    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
-    if "/app/docs/process.md" not in text:
-        return 1
-    if "documents it refers to" not in text:
-        return 2
-    return 4 if "no `curl`" in text else 3
-
-
 class IncidentWebappRecipe(FolderRecipe):
     name = "incident_webapp"
+    ladder = LADDER
+    level_markers = climbing("/app/docs/process.md", "documents it refers to", "no `curl`")
     heading = "# Resolve an incident in the incident tracker"
-
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(common.flat(instruction))
-        return None if level == 1 else LADDER[level - 1].skill()
 
     def read(self, text: str) -> dict[str, Any]:
         return {
             "incident": first(r"Incident \*\*(INC-\d+)\*\* is open", text),
             "port": int(first(r"server\.py --port (\d+)", text)),
-            "level": level_of(text),
+            "level": self.level_of(text),
         }
 
     def program(self, params: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.log_parse import ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -66,28 +66,7 @@ FOUND_FORMATS = {
     ),
 }
 
-LADDER = (
-    Level(number=1, asks="summarise one log whose line layout, rules and report keys the instruction spells out"),
-    Level(
-        number=2,
-        axes={"hidden_cases": 1},
-        asks="as 1, and ship /app/logsum.py, which the tests run on unseen logs with corners the shipped log does "
-        "not show (empty, CRLF line ends, unicode messages, ties, lines on the window's bounds)",
-    ),
-    Level(
-        number=3,
-        axes={"hidden_cases": 1, "less_told": 1},
-        asks="as 2, but the line layout is not told: it is the format the services' logging config declares "
-        "(one of three, a printf-style format string and a date format to turn into a parser)",
-    ),
-    Level(
-        number=4,
-        axes={"hidden_cases": 1, "less_told": 1, "scale": 1},
-        asks="as 3, and retried writes (exact repeats of a valid line) count once, on a hidden log of 200,000 lines "
-        "the program must summarise within the tests' time limit (a list lookup per line is far too slow)",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 
 def _line(fmt: str, ts: datetime, level: str, service: str, pid: int, msg: str, ms: int) -> str:
@@ -330,6 +309,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
             assert got["slowest_service"] == EXPECTED["slowest_service"]
             assert got["max_ms"] == EXPECTED["max_ms"] and type(got["max_ms"]) is int
         ''')
+    # The tests above parse the log again, as files/solver_program.py does (duplicates lists the pair): a grader that
+    # shared the solver's code would share its mistakes, and neither can import autoenv inside the task.
     window_py = "None" if not window else f"({window[0].isoformat()!r}, {window[1].isoformat()!r})"
     solution = solve_sh(
         textwrap.dedent(f'''\

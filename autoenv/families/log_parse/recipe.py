@@ -11,28 +11,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from autoenv.families.levels import climbing
 from autoenv.families.log_parse.generator import LADDER
 from autoenv.families.solver import ProgramRecipe, first
 
 PROGRAM = "/app/logsum.py"
 
 
-def level_of(instruction: str) -> int:
-    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
-    if PROGRAM not in instruction:
-        return 1
-    if "logging configuration declares" not in instruction:
-        return 2
-    return 4 if "retried write" in instruction else 3
-
-
 class LogSummaryRecipe(ProgramRecipe):
     name = "log_summary"
+    ladder = LADDER
+    level_markers = climbing(PROGRAM, "logging configuration declares", "retried write")
     markers = ("is **malformed**", "/app/summary.json")
-
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(instruction)
-        return None if level == 1 else LADDER[level - 1].skill()
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         told = re.search(r"```\n(.+?)\n```", instruction, re.S)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.mlp_rebuild import ladder
 from autoenv.families.solver import fill_program, program_part
 
@@ -42,33 +42,7 @@ CLASSES = [
     ["ok", "warn", "fail"],
 ]
 
-LADDER = (
-    Level(
-        number=1,
-        asks="re-implement the forward pass of an MLP whose weight layout and formulas the instruction spells out",
-    ),
-    Level(
-        number=2,
-        axes={"less_told": 1},
-        asks="the network's format is not told: the exporter's own key names (PyTorch `weight` or Keras `kernel` "
-        "layouts), activation names and a variance-based normalisation, documented only in /app/model/EXPORT.md",
-    ),
-    Level(
-        number=3,
-        axes={"less_told": 1, "hidden_cases": 1},
-        asks="as 2, and predict.py runs on unseen files with corners: CRLF, quoted fields with commas, extra "
-        "columns, exponent notation, values that overflow a naive sigmoid or softmax, rows with an empty or "
-        "non-numeric value (label invalid), a file with no data row",
-    ),
-    Level(
-        number=4,
-        axes={"less_told": 2, "hidden_cases": 1, "composition": 1},
-        asks="as 3, with a preprocessing pipeline (clip and log1p, in the listed order, before the normalisation; "
-        "a row whose log1p input is -1 or less is invalid), PyTorch and Keras layers mixed in one network, and an "
-        "older export beside the current one (the folder's CURRENT names the file in use)",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 ACTIVATIONS = {
     "relu": ("`relu(z) = max(0, z)`", lambda z: max(0.0, z)),
@@ -358,6 +332,8 @@ def _above_level_one(case: SeedCase, rng: random.Random, rung: int) -> TaskDraft
         if name in hidden
     }
     tests = ladder.tests(model_sha, shipped_expected, hidden_expected)
+    # solver_ladder.py repeats solver_program.py's forward pass (duplicates lists the pair): each is a whole program
+    # written into a task or a sandbox alone, where it can import neither the other nor autoenv.
     program = fill_program(
         (Path(__file__).with_name("files") / "solver_ladder.py").read_text(),
         {"weights": weights, "model_dir": "/app/model"},

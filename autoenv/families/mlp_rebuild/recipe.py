@@ -13,33 +13,23 @@ import re
 from pathlib import Path
 from typing import Any
 
+from autoenv.families.levels import climbing
 from autoenv.families.mlp_rebuild.generator import LADDER
 from autoenv.families.mlp_rebuild.ladder import DOC
 from autoenv.families.solver import ProgramRecipe, fill_program, first
 
 
-def level_of(instruction: str) -> int:
-    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
-    if f"/app/{DOC}" not in instruction:
-        return 1
-    if "exponent notation" not in instruction:
-        return 2
-    return 4 if "into the folder `/app/model/`" in instruction else 3
-
-
 class MlpRebuildRecipe(ProgramRecipe):
     name = "mlp_forward_pass"
+    ladder = LADDER
+    level_markers = climbing(f"/app/{DOC}", "exponent notation", "into the folder `/app/model/`")
     markers = ("/app/predict.py", "/app/model/")
     program_path = "/app/predict.py"
-
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(instruction)
-        return None if level == 1 else LADDER[level - 1].skill()
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         if not re.search(r"forward\s+pass", instruction):
             return None
-        level = level_of(instruction)
+        level = self.level_of(instruction)
         found: dict[str, Any] = {
             "level": level,
             "inputs": ["/app/data/inputs.csv"],

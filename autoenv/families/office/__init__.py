@@ -57,6 +57,10 @@ class FolderRecipe(ScriptRecipe):
     def read(self, text: str) -> dict[str, Any]:
         raise NotImplementedError
 
+    def level_of(self, instruction: str) -> int:
+        """The level the instruction reads as, read on it as one line (as :meth:`read` reads it)."""
+        return super().level_of(flat(instruction))
+
     def parse(self, instruction: str) -> dict[str, Any] | None:
         return self.read(flat(instruction)) if instruction.startswith(self.heading) else None
 

@@ -30,7 +30,7 @@ from autoenv.families.base import (
     task_name,
     task_toml,
 )
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.primer_tm import ladder
 from autoenv.families.primer_tm.ladder import tm
 from autoenv.families.solver import fill_program, program_source
@@ -46,30 +46,7 @@ KEYWORDS = ("primer", "melting", "tm", "pcr", "dna", "bioinformatics", "gc conte
 GENES = ["GAPDH", "ACTB", "TP53", "MYC", "EGFR", "KRAS", "BRCA1", "VEGFA", "IL6", "TNF", "CDK2", "SOX2"]
 NO_PYTHON_RUN = "rm -f /usr/bin/python3* /usr/local/bin/python3* /usr/bin/python /usr/local/bin/python"
 
-LADDER = (
-    Level(number=1, asks="compute two TSV reports for one FASTA file, every formula and limit spelled out"),
-    Level(
-        number=2,
-        axes={"hidden_cases": 1},
-        asks="as 1, and ship /app/tmcalc.py, which the tests run on unseen FASTA files with corners the shipped "
-        "one does not show (empty, CRLF, blank lines, a pair exactly at the tolerance, a primer exactly at the "
-        "short-primer threshold, unicode descriptions)",
-    ),
-    Level(
-        number=3,
-        axes={"hidden_cases": 1, "less_told": 1},
-        asks="as 2, but the method, salt, threshold and tolerance are not told: they are the lab's protocol "
-        "under /app/protocol/ (a settings file with the salt in millimolar, a methods note with the formulas)",
-    ),
-    Level(
-        number=4,
-        axes={"hidden_cases": 1, "less_told": 2, "composition": 1},
-        asks="as 3, with the threshold given as the longest Wallace primer, a retired method in the protocol's "
-        "history and a method the report does not use beside the real ones, and pairs found by name: anywhere "
-        "in the file, in either order, some primers without a partner",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 
 def _primer(rng: random.Random, n: int, gc_bias: float) -> str:

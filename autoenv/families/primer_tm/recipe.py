@@ -10,31 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from autoenv.families.levels import climbing
 from autoenv.families.primer_tm.generator import LADDER, awk_solution
 from autoenv.families.primer_tm.ladder import CONF, PROGRAM
 from autoenv.families.solver import ProgramRecipe, first
 
 
-def level_of(instruction: str) -> int:
-    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
-    if PROGRAM not in instruction:
-        return 1
-    if "/app/protocol/" not in instruction:
-        return 2
-    return 4 if "no partner" in instruction else 3
-
-
 class PrimerTmRecipe(ProgramRecipe):
     name = "primer_tm"
+    ladder = LADDER
+    level_markers = climbing(PROGRAM, "/app/protocol/", "no partner")
     markers = ("/app/primers.fasta", "/app/tm_report.tsv", "/app/pairs.tsv")
     program_path = "/tmp/autoenv_solve.sh"  # level 1; above it the task names the program's path
 
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(instruction)
-        return None if level == 1 else LADDER[level - 1].skill()
-
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        level = level_of(instruction)
+        level = self.level_of(instruction)
         found: dict[str, Any] = {
             "level": level,
             "inputs": ["/app/primers.fasta"],

@@ -18,7 +18,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.shell_script import ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -31,27 +31,7 @@ CATEGORY = "system-administration"
 TAGS = ["bash", "shell", "find", "awk"]
 
 #: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.shell_script.ladder`.
-LADDER = (
-    Level(number=1, asks="write the tally script the instruction specifies in full, tested on fresh trees"),
-    Level(
-        number=2,
-        axes={"hidden_cases": 1},
-        asks="as 1, tested on unseen trees with every corner: newlines, tabs, quotes and non-ASCII letters in names, "
-        "a name ending in '.', pipes, links to directories, an empty tree",
-    ),
-    Level(
-        number=3,
-        axes={"less_told": 1, "hidden_cases": 1},
-        asks="rewrite a lost tool from its manual page alone (options, defaults, separator, exit statuses), run with "
-        "the nightly crontab's options; the tests run every option on unseen corner trees",
-    ),
-    Level(
-        number=4,
-        axes={"less_told": 1, "hidden_cases": 1, "scale": 1},
-        asks="as 3, and a tree of 8,000 files tallied within 4 s (a process per file is too slow)",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 SORTS = {
     "count": ("by `count` descending, ties by extension ascending", "-k2,2nr -k1,1"),
@@ -59,20 +39,9 @@ SORTS = {
     "ext": ("by extension ascending", "-k1,1"),
 }
 
-REFERENCE = """\
-def tally(root, recursive, hidden):
-    import os
-    stats = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        if not recursive:
-            dirnames[:] = []
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            if os.path.islink(path) or not os.path.isfile(path):
-                continue
-            if name.startswith(".") and not hidden:
-                continue
-            stem = name[1:] if name.startswith(".") else name
+REFERENCE = (
+    ladder.WALK
+    + """\
             ext = stem.rsplit(".", 1)[1].lower() if "." in stem else "(none)"
             count, size = stats.get(ext, (0, 0))
             stats[ext] = (count + 1, size + os.path.getsize(path))
@@ -89,6 +58,7 @@ def render(stats, sort, sep):
         rows.sort(key=lambda r: r[0])
     return "".join(f"{ext}{sep}{c}{sep}{b}\\n" for ext, (c, b) in rows)
 """
+)
 
 
 def _tree(rng: random.Random) -> dict[str, int]:

@@ -28,12 +28,10 @@ BIG_LIMIT_SEC = 4
 
 SEPARATORS = {"tab": ("\t", "a tab"), "comma": (",", "a single comma (`,`)"), "space": (" ", "a single space")}
 
-#: The rules of levels 2 and up (the tests' reference): only a file's own name hides it, only ASCII is lower-cased,
-#: an empty extension is ``(none)``.
-REFERENCE = """\
-ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
+#: The walk every level's reference (the tests' copy) tallies: each regular file below ``root`` (its own folder only
+#: unless ``recursive``; a dot file only with ``hidden``), up to its name without a leading dot (``stem``). The
+#: levels differ in what they make of the stem, not in which files they count.
+WALK = """\
 def tally(root, recursive, hidden):
     import os
     stats = {}
@@ -47,6 +45,18 @@ def tally(root, recursive, hidden):
             if name.startswith(".") and not hidden:
                 continue
             stem = name[1:] if name.startswith(".") else name
+"""
+
+#: The rules of levels 2 and up (the tests' reference): only a file's own name hides it, only ASCII is lower-cased,
+#: an empty extension is ``(none)``.
+REFERENCE = (
+    """\
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+"""
+    + WALK
+    + """\
             ext = stem.rsplit(".", 1)[1].translate(ASCII_LOWER) if "." in stem else ""
             count, size = stats.get(ext or "(none)", (0, 0))
             stats[ext or "(none)"] = (count + 1, size + os.path.getsize(path))
@@ -61,6 +71,7 @@ def render(stats, sort, sep):
         rows.sort(key=lambda r: -r[1][1])
     return "".join(f"{ext}{sep}{c}{sep}{b}\\n" for ext, (c, b) in rows)
 """
+)
 
 #: Trees with every corner of level 2's rules (built by the tests, never shipped): relative path -> bytes.
 CORNERS = """\

@@ -37,26 +37,18 @@ with open("/app/report.txt", "w") as out:
 """
 
 
-def level_of(instruction: str) -> int:
-    """The ladder level an instruction reads as."""
-    if "manual page" in instruction:
-        return 4 if "seconds on one CPU core" in instruction else 3
-    return 2 if "never a tab or a newline after" in instruction else 1
-
-
 class TallyRecipe(ShellRecipe):
     name = "tally_by_extension"
+    ladder = LADDER
+    #: Levels 3 and 4 no longer spell out level 2's output rule: each level's phrases, not a climb.
+    level_markers = (("never a tab or a newline after",), ("manual page",), ("manual page", "seconds on one CPU core"))
     markers = ("by file extension",)
 
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(instruction)
-        return None if level == 1 else LADDER[level - 1].skill()
-
     def parse(self, instruction: str) -> dict[str, Any] | None:
-        if level_of(instruction) >= 3:
+        if self.level_of(instruction) >= 3:
             tool = first(r"`/app/doc/([\w-]+)\.1`", instruction)
             return {
-                "level": level_of(instruction),
+                "level": self.level_of(instruction),
                 "script": first(r"runs `(/app/[\w/.-]+\.sh)`", instruction),
                 "manual": f"/app/doc/{tool}.1",
                 "cron": f"/app/etc/cron.d/{tool}",
@@ -69,7 +61,7 @@ class TallyRecipe(ShellRecipe):
         sort = next((key for key in SORTS if f"by `{key}` descending" in instruction), "ext")
         sep = first(r"separated by (a tab|a comma|a single comma|a single space)", instruction)
         return {
-            "level": level_of(instruction),
+            "level": self.level_of(instruction),
             "script": script,
             "recursive": "recursively" in instruction,
             "hidden": "count like any other file" in instruction,

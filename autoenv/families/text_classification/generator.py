@@ -19,10 +19,10 @@ import re
 import sys
 import textwrap
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.text_classification import ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -107,28 +107,7 @@ THEMES = {
 }
 
 #: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.text_classification.ladder`.
-LADDER = (
-    Level(number=1, asks="train a standard-library classifier to an accuracy target on a layout the instruction gives"),
-    Level(
-        number=2,
-        axes={"less_told": 1},
-        asks="the layout is not told: quoted CSV with commas, quotes and line breaks in texts, extra columns in "
-        "shuffled order, labels in mixed case with stray spaces; the answer in the form of a sample submission",
-    ),
-    Level(
-        number=3,
-        axes={"less_told": 1, "hidden_cases": 1},
-        asks="as 2, and ship /app/predict.py, which the tests run on unseen files: an empty text, unknown words, "
-        "non-ASCII letters, CRLF, a file with no rows",
-    ),
-    Level(
-        number=4,
-        axes={"less_told": 1, "hidden_cases": 1, "scale": 1},
-        asks="as 3, and a hidden file of 8,000 rows labelled within 10 s, training included (nearest neighbours "
-        "take tens of seconds)",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 FILLER = (
     "the a to and of in is it for on my this that with was have be at not are you your we can will just so get "
@@ -358,6 +337,20 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     )
     stale = "".join(f"{y}\n" for y, _ in test)
     params = {
+        **drawn(theme, classes, train, test, acc, majority, threshold),
+        "leak_hint": None,
+        "stale_output": (out_name, stale),
+        "output_path": f"/app/{out_name}",
+    }
+    return TaskDraft(name=name, family="text-classification", files=files, params=params)
+
+
+def drawn(
+    theme: str, classes: list, train: list, test: list, acc: float, majority: float, threshold: float
+) -> dict[str, Any]:
+    """What every level records of its draw: the theme, the data's size and what Naive Bayes and the majority
+    class score against the accuracy it asks for."""
+    return {
         "theme": theme,
         "classes": len(classes),
         "train_rows": len(train),
@@ -365,8 +358,4 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
         "nb_accuracy": round(acc, 4),
         "majority": round(majority, 4),
         "threshold": threshold,
-        "leak_hint": None,
-        "stale_output": (out_name, stale),
-        "output_path": f"/app/{out_name}",
     }
-    return TaskDraft(name=name, family="text-classification", files=files, params=params)

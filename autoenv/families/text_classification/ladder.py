@@ -212,13 +212,7 @@ def generate(case: SeedCase, rng: random.Random, level: int, g: ModuleType) -> T
     )
     params = {
         "level": level,
-        "theme": theme,
-        "classes": len(classes),
-        "train_rows": len(train),
-        "test_rows": len(test),
-        "nb_accuracy": round(acc, 4),
-        "majority": round(majority, 4),
-        "threshold": threshold,
+        **g.drawn(theme, classes, train, test, acc, majority, threshold),
         "leak_hint": None,
         "stale_output": None,
         "output_path": "/app/submission.csv",

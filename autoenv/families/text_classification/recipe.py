@@ -11,24 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from autoenv.families.levels import climbing
 from autoenv.families.solver import ProgramRecipe
 from autoenv.families.text_classification.generator import LADDER
 from autoenv.families.text_classification.ladder import PROGRAM
 
 
-def level_of(instruction: str) -> int:
-    """The ladder level an instruction reads as (2-4: this recipe reads no level-1 instruction)."""
-    if PROGRAM not in instruction:
-        return 2
-    return 4 if "rows and allow it" in instruction else 3
-
-
 class HelpDeskClassifierRecipe(ProgramRecipe):
     name = "helpdesk_classifier"
+    ladder = LADDER
+    #: It reads levels 2-4 only (level 1 is the generic ``text_classifier`` recipe's; level 2 needs no phrase).
+    level_markers = climbing("", PROGRAM, "rows and allow it")
     markers = ("sample_submission.csv", "Find the files' layout")
-
-    def difficulty(self, instruction: str) -> str | None:
-        return LADDER[level_of(instruction) - 1].skill()
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         return {

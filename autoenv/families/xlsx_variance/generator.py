@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.office import common
 from autoenv.families.xlsx_variance import ladder
 
@@ -90,28 +90,7 @@ OWNERS = [
 ]
 TOLERANCES = [0.05, 0.075, 0.1, 0.15]
 
-LADDER = (
-    Level(number=1, asks="fill variance, status and total formulas whose layout and rules the instruction spells out"),
-    Level(
-        number=2,
-        axes={"less_told": 1},
-        asks="the layout (header, data and Total rows, which column is which) and the rules (the variance's sign, "
-        "the tolerance, the totals) are not told: the sheet shows the one, the workbook's Notes sheet the other",
-    ),
-    Level(
-        number=3,
-        axes={"less_told": 1, "hidden_cases": 1},
-        asks="as 2, and the formulas are evaluated again on corner figures: a budget of 0, a variance exactly at "
-        "the limit, a negative actual (a division by the budget or a >= fails)",
-    ),
-    Level(
-        number=4,
-        axes={"less_told": 1, "hidden_cases": 1, "composition": 1},
-        asks="as 3, with the Actual column empty: an actual is the sum of the Ledger sheet's postings to the row's "
-        "code (none: 0; postings to other codes count nowhere), a formula the tests move the ledger under",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 
 def _pair(rng: random.Random, tolerance: float) -> tuple[int, int]:
@@ -379,6 +358,8 @@ def _above_level_one(task_dir: Path, rng: random.Random, case: dict, rung: int, 
     common.write(task_dir / "instruction.md", common.reflow(text))
     common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN))
+    # xlsx_ladder_solve.py repeats xlsx_solve.py's formula writing (duplicates lists the pair): each is one task's
+    # whole reference solution, copied alone into the task, where it can import neither the other nor autoenv.
     common.write_python_solution(
         task_dir, FILES / "xlsx_ladder_solve.py", {"workbook": case["workbook"], "sheet": case["sheet"]}
     )

@@ -97,6 +97,9 @@ def inputs_without_actual(tests: str) -> str:
     return tests.replace(INPUTS_LINE, INPUTS_LINE.replace(', "actual")', ")"), 1)
 
 
+# test_formulas_on_corner_figures has the shape of level 1's test_formulas_follow_their_inputs (files/xlsx_tests.py;
+# duplicates lists the pair): a helper both called would change level 1's shipped tests, which the bundled tasks
+# compare byte for byte.
 TESTS = '''
 
 # -- levels 3 and 4: corner figures, the ledger moved ---------------------------------------

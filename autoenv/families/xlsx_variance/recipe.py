@@ -11,33 +11,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from autoenv.families.levels import climbing
 from autoenv.families.office import FolderRecipe, common
 from autoenv.families.solver import first
 from autoenv.families.xlsx_variance.generator import LADDER
 
 
-def level_of(text: str) -> int:
-    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
-    if "**Notes** sheet" not in text:
-        return 1
-    if "corners included" not in text:
-        return 2
-    return 4 if "**Ledger** sheet" in text else 3
-
-
 class VarianceFormulasRecipe(FolderRecipe):
     name = "xlsx_variance"
+    ladder = LADDER
+    level_markers = climbing("**Notes** sheet", "corners included", "**Ledger** sheet")
     heading = "# Variance formulas in a budget workbook"
     solution = "xlsx_solve.py"
 
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(common.flat(instruction))
-        return None if level == 1 else LADDER[level - 1].skill()
-
     def read(self, text: str) -> dict[str, Any]:
-        if level_of(text) >= 2:  # the layout is on the sheet and the rules on its Notes: the program finds them
+        if self.level_of(text) >= 2:  # the layout is on the sheet and the rules on its Notes: the program finds them
             return {
-                "level": level_of(text),
+                "level": self.level_of(text),
                 "workbook": first(r"`/app/([\w.-]+\.xlsx)`", text),
                 "sheet": first(r"a sheet \*\*(.+?)\*\*", text),
             }
