@@ -296,10 +296,4 @@ def _above_level_one(task_dir: Path, rng: random.Random, case: dict, project: st
         )
     tests = task_dir / "tests" / "test_outputs.py"
     tests.write_text(tests.read_text() + ladder.TESTS)
-    common.write(task_dir / "solution" / "make_memo.py", program)
-    common.write(
-        task_dir / "solution" / "solve.sh",
-        '#!/bin/bash\nset -euo pipefail\ncp "$(dirname "$0")/make_memo.py" /app/make_memo.py\n'
-        "python3 /app/make_memo.py\n",
-        executable=True,
-    )
+    common.write_program_solution(task_dir, program, "/app/make_memo.py")

@@ -309,10 +309,4 @@ def _as_program(task_dir: Path, rng: random.Random, seed_case, level: int) -> No
     common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.DOCX_PIN))
     program = common.solution_source(FILES / "docx_ladder_solve.py", {"level": level})
-    common.write(task_dir / "solution" / "format_brief.py", program)
-    common.write(
-        task_dir / "solution" / "solve.sh",
-        '#!/bin/bash\nset -euo pipefail\ncp "$(dirname "$0")/format_brief.py" /app/format_brief.py\n'
-        "python3 /app/format_brief.py\n",
-        executable=True,
-    )
+    common.write_program_solution(task_dir, program, "/app/format_brief.py")

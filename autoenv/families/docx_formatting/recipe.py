@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from autoenv.families.docx_formatting.generator import LADDER
-from autoenv.families.docx_formatting.ladder import GUIDE, PROGRAM
+from autoenv.families.docx_formatting.ladder import GUIDE, LEVEL_PHRASES, PROGRAM
 from autoenv.families.levels import climbing
 from autoenv.families.office import FolderRecipe, common
 from autoenv.families.solver import first
@@ -22,17 +22,14 @@ class DocxFormattingRecipe(FolderRecipe):
     name = "docx_formatting"
     heading = "# Format a project brief"
     ladder = LADDER
-    level_markers = climbing(
-        "house style, written down in",
-        "Write a program, `/app/format_brief.py`",
-        "The style guide was revised this quarter",
-    )
+    level_markers = climbing(*LEVEL_PHRASES)
     solution = "docx_solve.py"
 
     def read(self, text: str) -> dict[str, Any]:
-        level = self.level_of(text)
-        if level >= 2:  # the rules are in the guide, the targets in the brief's properties: the program finds them
-            return {"level": level, "program_path": PROGRAM if level >= 3 else None}
+        # above level 1 the rules are in the guide, the targets in the brief's properties: the program finds them
+        found = self.found_above_one(text, PROGRAM)
+        if found:
+            return found
         return {
             "phrase": first(r'the phrase \*\*"(.+?)"\*\*', text),
             "name": first(r'full name \*\*"(.+?)"\*\*', text),
