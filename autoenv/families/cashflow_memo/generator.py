@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from autoenv.families.cashflow_memo import ladder
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.office import common
 
 NAME = "cashflow-memo"
@@ -50,28 +50,7 @@ PROJECTS = [
     ("a solar roof for the plant", "the solar-roof investment"),
     ("an additional delivery fleet", "the fleet investment"),
 ]
-LADDER = (
-    Level(number=1, asks="a live scenario sheet and a memo, the model, layout, rule and memo all told"),
-    Level(
-        number=2,
-        axes={"less_told": 1},
-        asks="the model, the sheet's layout, the decision rule and the memo's form are in the finance team's notes",
-    ),
-    Level(
-        number=3,
-        axes={"less_told": 1, "hidden_cases": 1},
-        asks="as 2, the memo written by a program the tests run on unseen workbooks: a negative lowest cash (in "
-        "parentheses), a half euro (halves away from zero), a lowest cash exactly at the covenant, a lowest cash "
-        "reached in two months running",
-    ),
-    Level(
-        number=4,
-        axes={"less_told": 1, "hidden_cases": 1, "composition": 1},
-        asks="as 3, with two more memo lines each needed: the scenarios ranked by lowest cash (ties in the "
-        "Inputs order) and the headroom over the covenant",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)
 #: The kinds of unseen workbook the tests of levels 3 and 4 run the memo program on (:func:`.ladder.unseen`).
 UNSEEN = ("negative", "covenant", "half")
 
@@ -317,10 +296,4 @@ def _above_level_one(task_dir: Path, rng: random.Random, case: dict, project: st
         )
     tests = task_dir / "tests" / "test_outputs.py"
     tests.write_text(tests.read_text() + ladder.TESTS)
-    common.write(task_dir / "solution" / "make_memo.py", program)
-    common.write(
-        task_dir / "solution" / "solve.sh",
-        '#!/bin/bash\nset -euo pipefail\ncp "$(dirname "$0")/make_memo.py" /app/make_memo.py\n'
-        "python3 /app/make_memo.py\n",
-        executable=True,
-    )
+    common.write_program_solution(task_dir, program, "/app/make_memo.py")

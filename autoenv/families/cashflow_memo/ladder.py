@@ -25,6 +25,14 @@ from typing import Any
 from autoenv.families.base import function_from
 from autoenv.families.office import common
 
+#: A phrase each level's instruction adds (levels 2, 3, 4), in the order of the levels: how the scripted
+#: solver's recipe reads the level a task is at.
+LEVEL_PHRASES = (
+    "The team's notes, `/app/finance-notes.md`",
+    "`python3 /app/make_memo.py BOOK MEMO`",
+    "memo section was extended this month",
+)
+
 PROGRAM = "/app/make_memo.py"
 NOTES = "finance-notes.md"
 

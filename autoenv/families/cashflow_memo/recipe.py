@@ -13,32 +13,23 @@ import re
 from typing import Any
 
 from autoenv.families.cashflow_memo.generator import LADDER, RULE_SCENARIOS
-from autoenv.families.cashflow_memo.ladder import NOTES, PROGRAM
+from autoenv.families.cashflow_memo.ladder import LEVEL_PHRASES, NOTES, PROGRAM
+from autoenv.families.levels import climbing
 from autoenv.families.office import FolderRecipe, common
-
-
-def level_of(text: str) -> int:
-    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
-    if "The team's notes, `/app/finance-notes.md`" not in text:
-        return 1
-    if "`python3 /app/make_memo.py BOOK MEMO`" not in text:
-        return 2
-    return 4 if "memo section was extended this month" in text else 3
 
 
 class CashflowMemoRecipe(FolderRecipe):
     name = "cashflow_memo"
     heading = "# Cash-flow scenarios and an investment memo"
+    ladder = LADDER
+    level_markers = climbing(*LEVEL_PHRASES)
     solution = "cashflow_solve.py"
 
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(common.flat(instruction))
-        return None if level == 1 else LADDER[level - 1].skill()
-
     def read(self, text: str) -> dict[str, Any]:
-        level = level_of(text)
-        if level >= 2:  # the notes name the rule's scenarios (the finance team's two: Base and Downside)
-            return {"level": level, "program_path": PROGRAM if level >= 3 else None}
+        # above level 1 the notes name the rule's scenarios (the finance team's two: Base and Downside)
+        found = self.found_above_one(text, PROGRAM)
+        if found:
+            return found
         scenarios = re.search(r"row 1 reads `Month`, `(\w+)`, `(\w+)`, `(\w+)`", text).groups()
         rule = re.search(r"cash of both the (\w+) and the (\w+) scenario is at least", text).groups()
         return {"scenarios": list(scenarios), "rule_scenarios": list(rule)}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from autoenv.families.base import function_from
 from autoenv.families.docx_formatting import ladder
-from autoenv.families.levels import Level
+from autoenv.families.levels import load_ladder
 from autoenv.families.office import common
 
 NAME = "docx-formatting"
@@ -53,28 +53,7 @@ BOOKS = ["The Goal", "Working Backwards", "Team Topologies", "Accelerate", "The 
 TITLES = ["Steering Group Brief", "Programme Brief", "Quarterly Brief", "Board Brief"]
 QUARTERS = ["Q1 2025", "Q2 2025", "Q3 2025", "Q4 2025"]
 
-LADDER = (
-    Level(number=1, asks="bold a phrase, italicise a name and centre a heading, each named in the instruction"),
-    Level(
-        number=2,
-        axes={"less_told": 1},
-        asks="the rules are in the house style guide and the brief's phrase, owner and section in its document "
-        "properties, where the guide says they are",
-    ),
-    Level(
-        number=3,
-        axes={"less_told": 1, "hidden_cases": 1},
-        asks="as 2, as a program the tests run on unseen briefs: the phrase in tables, lists, the title and split "
-        "over runs, accented names after a non-breaking space, numbered headings, an empty section",
-    ),
-    Level(
-        number=4,
-        axes={"less_told": 1, "hidden_cases": 1, "composition": 1},
-        asks="as 3, with two more rules each needed: every sum of money in the body bold (£1,250k, £3.5m) and "
-        "every table's header row bold",
-    ),
-)
-DEFAULT_LEVEL = 1
+LADDER, DEFAULT_LEVEL = load_ladder(__file__)
 #: How many unseen briefs the tests of levels 3 and 4 run the program on (besides the shipped one).
 HIDDEN_BRIEFS = 3
 
@@ -330,10 +309,4 @@ def _as_program(task_dir: Path, rng: random.Random, seed_case, level: int) -> No
     common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.DOCX_PIN))
     program = common.solution_source(FILES / "docx_ladder_solve.py", {"level": level})
-    common.write(task_dir / "solution" / "format_brief.py", program)
-    common.write(
-        task_dir / "solution" / "solve.sh",
-        '#!/bin/bash\nset -euo pipefail\ncp "$(dirname "$0")/format_brief.py" /app/format_brief.py\n'
-        "python3 /app/format_brief.py\n",
-        executable=True,
-    )
+    common.write_program_solution(task_dir, program, "/app/format_brief.py")

@@ -24,6 +24,14 @@ from typing import Any
 from autoenv.families.base import function_from
 from autoenv.families.office import common
 
+#: A phrase each level's instruction adds (levels 2, 3, 4), in the order of the levels: how the scripted
+#: solver's recipe reads the level a task is at.
+LEVEL_PHRASES = (
+    "house style, written down in",
+    "Write a program, `/app/format_brief.py`",
+    "The style guide was revised this quarter",
+)
+
 PROGRAM = "/app/format_brief.py"
 GUIDE = "house-style.md"
 FILES = Path(__file__).with_name("files")

@@ -12,33 +12,24 @@ from __future__ import annotations
 from typing import Any
 
 from autoenv.families.docx_formatting.generator import LADDER
-from autoenv.families.docx_formatting.ladder import GUIDE, PROGRAM
+from autoenv.families.docx_formatting.ladder import GUIDE, LEVEL_PHRASES, PROGRAM
+from autoenv.families.levels import climbing
 from autoenv.families.office import FolderRecipe, common
 from autoenv.families.solver import first
-
-
-def level_of(text: str) -> int:
-    """The ladder level an instruction reads as (what it asks for, as a solver sees it)."""
-    if "house style, written down in" not in text:
-        return 1
-    if "Write a program, `/app/format_brief.py`" not in text:
-        return 2
-    return 4 if "The style guide was revised this quarter" in text else 3
 
 
 class DocxFormattingRecipe(FolderRecipe):
     name = "docx_formatting"
     heading = "# Format a project brief"
+    ladder = LADDER
+    level_markers = climbing(*LEVEL_PHRASES)
     solution = "docx_solve.py"
 
-    def difficulty(self, instruction: str) -> str | None:
-        level = level_of(common.flat(instruction))
-        return None if level == 1 else LADDER[level - 1].skill()
-
     def read(self, text: str) -> dict[str, Any]:
-        level = level_of(text)
-        if level >= 2:  # the rules are in the guide, the targets in the brief's properties: the program finds them
-            return {"level": level, "program_path": PROGRAM if level >= 3 else None}
+        # above level 1 the rules are in the guide, the targets in the brief's properties: the program finds them
+        found = self.found_above_one(text, PROGRAM)
+        if found:
+            return found
         return {
             "phrase": first(r'the phrase \*\*"(.+?)"\*\*', text),
             "name": first(r'full name \*\*"(.+?)"\*\*', text),

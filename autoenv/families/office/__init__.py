@@ -64,6 +64,15 @@ class FolderRecipe(ScriptRecipe):
     def parse(self, instruction: str) -> dict[str, Any] | None:
         return self.read(flat(instruction)) if instruction.startswith(self.heading) else None
 
+    def found_above_one(self, text: str, deliverable: str, shipped_from: int = 3) -> dict[str, Any] | None:
+        """Above level 1 a ladder's instruction tells no rule or target: the family's program finds them in the
+        task's files, so the parameters are the level and, from ``shipped_from`` on, the ``deliverable`` path the
+        tests run the program at. None at level 1 (the recipe reads the instruction)."""
+        level = self.level_of(text)
+        if level < 2:
+            return None
+        return {"level": level, "program_path": deliverable if level >= shipped_from else None}
+
     def program(self, params: dict[str, Any]) -> str:
         return solution_source(self.files / self.solution, params)
 

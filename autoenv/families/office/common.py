@@ -16,6 +16,7 @@ changes when its content does.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import pprint
@@ -23,7 +24,7 @@ import re
 import shutil
 import textwrap
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 #: Packages the verifiers import, pinned to releases that support Python 3.11 and 3.12.
@@ -44,6 +45,18 @@ def write(path: Path, content: str | bytes, *, executable: bool = False) -> None
         path.write_text(content)
     if executable:
         path.chmod(0o755)
+
+
+def write_program_solution(task_dir: Path, program: str, deliverable: str) -> None:
+    """The reference solution of a task whose deliverable is a program: ``solution/<name>`` holds it, and
+    ``solve.sh`` installs it at ``deliverable`` (the path the tests run) and runs it once on the shipped inputs."""
+    name = PurePosixPath(deliverable).name
+    write(task_dir / "solution" / name, program)
+    write(
+        task_dir / "solution" / "solve.sh",
+        f'#!/bin/bash\nset -euo pipefail\ncp "$(dirname "$0")/{name}" {deliverable}\npython3 {deliverable}\n',
+        executable=True,
+    )
 
 
 def reflow(markdown: str, width: int = 76) -> str:
@@ -110,10 +123,33 @@ def solve_sh(script: str = "solve.py") -> str:
     return f'#!/bin/bash\nset -euo pipefail\npython3 "$(dirname "$0")/{script}"\n'
 
 
+#: A line of a shipped file that stands for functions of another file beside it: ``# borrowed from F: f, g``.
+BORROWED = re.compile(r"^# borrowed from ([\w.]+): ([\w, ]+)\n", re.M)
+
+
+def with_borrowed(path: Path) -> str:
+    """The text of the shipped file ``path`` with each ``# borrowed from F: f, g`` line replaced by the functions
+    ``f`` and ``g`` of the file ``F`` beside it, as written there. A file shipped into a task can import neither
+    autoenv nor its sibling (a level's program runs alone in the agent's sandbox), so a function two of them need
+    is written once and copied in when the task is written, not kept twice by hand."""
+
+    def lend(match: re.Match[str]) -> str:
+        lender = path.with_name(match.group(1))
+        source = lender.read_text()
+        defs = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+        names = [name.strip() for name in match.group(2).split(",") if name.strip()]
+        missing = [name for name in names if name not in defs]
+        if missing:  # pragma: no cover - template bug
+            raise RuntimeError(f"{path}: {lender.name} has no function {', '.join(missing)}")
+        return "\n\n\n".join(ast.get_source_segment(source, defs[name]) for name in names) + "\n"
+
+    return BORROWED.sub(lend, path.read_text())
+
+
 def verifier_source(path: Path, case: dict[str, Any]) -> str:
-    """A verifier template (a real file in the family's ``files/``) with the task's constants in place of
-    CASE_MARKER."""
-    source = path.read_text()
+    """A verifier template (a real file in the family's ``files/``, functions borrowed from its siblings copied in)
+    with the task's constants in place of CASE_MARKER."""
+    source = with_borrowed(path)
     if CASE_MARKER not in source:  # pragma: no cover - template bug
         raise RuntimeError(f"{path} lacks the line {CASE_MARKER!r}")
     prefix = "CASE: dict = "

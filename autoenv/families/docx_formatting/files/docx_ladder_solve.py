@@ -34,34 +34,7 @@ def blocks(document):
     return out
 
 
-def cut_runs(paragraph, cuts):
-    """Split runs so that every offset in ``cuts`` falls on a run boundary."""
-    pos = 0
-    for run in list(paragraph.runs):
-        text = run.text
-        start, end = pos, pos + len(text)
-        pos = end
-        inner = sorted(c for c in set(cuts) if start < c < end)
-        if not inner:
-            continue
-        bounds = [start, *inner, end]
-        pieces = [text[a - start : b - start] for a, b in zip(bounds, bounds[1:])]
-        run.text = pieces[0]
-        anchor = run._r
-        for piece in pieces[1:]:
-            element = copy.deepcopy(run._r)
-            anchor.addnext(element)
-            Run(element, paragraph).text = piece
-            anchor = element
-
-
-def apply(paragraph, spans, attr):
-    pos = 0
-    for run in paragraph.runs:
-        start, end = pos, pos + len(run.text)
-        pos = end
-        if end > start and any(a <= start and end <= b for a, b in spans):
-            setattr(run.font, attr, True)
+# borrowed from docx_solve.py: cut_runs, apply
 
 
 def main():

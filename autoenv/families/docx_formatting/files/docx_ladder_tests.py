@@ -34,12 +34,7 @@ def iter_blocks(document):
     return out
 
 
-def describe(text, mask, expected):
-    wrong = [i for i in range(len(text)) if not text[i].isspace() and mask[i] != expected[i]]
-    if not wrong:
-        return ""
-    i = wrong[0]
-    return f"{len(wrong)} character(s) wrong, first at {i}: ...{text[max(0, i - 20):i]}[{text[i]}]{text[i + 1:i + 20]}... is {'set' if mask[i] else 'not set'}"
+# borrowed from docx_tests.py: describe
 
 
 def formatted(name):
