@@ -134,6 +134,7 @@ def unseen(rng: random.Random, kind: str) -> dict[str, Any]:
 def notes(level: int, rule: list[str]) -> str:
     """The finance team's notes (``/app/finance-notes.md``): the model, the sheet, the rule and the memo."""
     first, second = rule
+    end = ";" if level >= 4 else "."  # the memo list's last item ends it
     text = f"""\
 # Finance team notes: cash-flow scenarios and investment memos
 
@@ -171,15 +172,16 @@ so (a full stop at the end is optional):
 - for each scenario, in the Inputs sheet's order,
   `<scenario>: lowest month-end cash <amount> in <month>`, where `<month>`
   is the month's name as the Inputs sheet writes it; when the lowest cash
-  is reached in more than one month, the first of them;
+  is reached in more than one month, the first of them{end}
 """
     if level >= 4:
         text += """\
-- `Ranking: <scenario>, <scenario>, <scenario>`: the scenarios from the
-  lowest lowest-cash to the highest; scenarios with equal lowest cash in
-  the Inputs sheet's order;
-- `Headroom: <amount>`: the smallest, over the scenarios the decision rule
-  looks at, of the lowest month-end cash minus the covenant minimum;
+- (added this month) `Ranking: <scenario>, <scenario>, <scenario>`: the
+  scenarios from the lowest lowest-cash to the highest; scenarios with equal
+  lowest cash in the Inputs sheet's order;
+- (added this month) `Headroom: <amount>`: the smallest, over the scenarios
+  the decision rule looks at, of the lowest month-end cash minus the covenant
+  minimum.
 """
     text += """\
 

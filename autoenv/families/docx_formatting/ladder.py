@@ -76,9 +76,10 @@ def guide(level: int) -> str:
     ]
     if level >= 4:
         rules += [
-            "4. Every sum of money in the body text is **bold**: the pound sign and the figure after it, with its",
-            "   thousands separators, decimals and a `k` or `m` suffix (`£240k`, `£1,250k`, `£3.5m`).",
-            "5. The header row (the first row) of every table is **bold**, every cell of it.",
+            "4. (Added this quarter.) Every sum of money in the body text is **bold**: the pound sign and the",
+            "   figure after it, with its thousands separators, decimals and a `k` or `m` suffix (`£240k`,",
+            "   `£1,250k`, `£3.5m`).",
+            "5. (Added this quarter.) The header row (the first row) of every table is **bold**, every cell of it.",
         ]
     rules += [
         "",
