@@ -1,7 +1,7 @@
 """csv-stat level 5's extracts: the shipped one (plain) and the unseen ones (every corner the dictionary allows).
 
 One text: the generator runs it for the shipped and the small unseen extracts, and the hidden tests hold it to
-write the large extract at grading time (a 200,000-row file is not shipped in the task).
+write the large extract at grading time (a 60,000-row file is not shipped in the task).
 """
 import csv, io, random
 from datetime import datetime, timedelta, timezone
