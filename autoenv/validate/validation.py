@@ -26,6 +26,7 @@ from autoenv.errors import BackendUnsupported
 from autoenv.shared.settings import ValidationSettings
 from autoenv.taskfmt.check import Level, Problem
 from autoenv.trials import runner
+from autoenv.trials.attribution import ErrorKind
 from autoenv.validate import cache, checks
 from autoenv.validate.checks import CHECK_ORDER, CHECKS, CheckName, CheckResult, Context, skipped
 from autoenv.validate.checks.agent_oracle import agent_oracle
@@ -271,7 +272,7 @@ async def avalidate_task(
             env=env,
             trials_dir=trials_root,
         )
-        unsupported = next((o for o in done if o.error == "backend_unsupported"), None)
+        unsupported = next((o for o in done if o.error == ErrorKind.BACKEND_UNSUPPORTED), None)
         if unsupported is not None:  # not a verdict on the task: nothing can run it here
             raise BackendUnsupported(unsupported.error_message or f"the {env} backend cannot run {task_dir.name}")
         return done

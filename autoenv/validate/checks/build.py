@@ -11,6 +11,7 @@ from harbor.models.task.task import Task
 
 from autoenv.errors import BuildError
 from autoenv.sandbox.backend import Backend, BuiltImage
+from autoenv.trials.attribution import ErrorKind
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.checks.base import BUILD, Check, CheckResult, Context, Outcomes, Trial
 from autoenv.validate.checks.evidence import phase_seconds, tail
@@ -55,7 +56,7 @@ async def check_build_local(
 
 def check_build_from_trials(outcomes: list[TrialOutcome], build_timeout_sec: float) -> CheckResult:
     """Non-local backends build inside the trial: judge the build from the trials' errors."""
-    failed = [o for o in outcomes if o.error == "build"]
+    failed = [o for o in outcomes if o.error == ErrorKind.BUILD]
     setup = [s for o in outcomes if o.trial_dir and (s := phase_seconds(o.trial_dir, "environment_setup")) is not None]
     if failed:
         message = failed[0].error_message or "build failed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autoenv.agents.partial import created_outputs, mutated_files
+from autoenv.trials.attribution import ErrorKind
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
@@ -13,7 +14,7 @@ def check_partial(outcome: TrialOutcome, *, threshold: float = 1.0) -> CheckResu
     evidence = trial_evidence(outcome, agent_log="oracle.txt")
     mutated = mutated_files(outcome.trial_dir) if outcome.trial_dir else None
     evidence["mutated"] = mutated
-    if outcome.error in ("build", "invalid_task", "sandbox") or mutated is None:
+    if outcome.error in (ErrorKind.BUILD, ErrorKind.INVALID_TASK, ErrorKind.SANDBOX) or mutated is None:
         return CheckResult(
             name="partial",
             passed=None,

@@ -13,6 +13,7 @@ from harbor.models.task.config import VerifierEnvironmentMode
 
 from autoenv.agents.adversary import CHEAT_KINDS, SHARED_MODE_FAMILIES
 from autoenv.taskfmt.check import Level, Problem
+from autoenv.trials.attribution import ErrorKind
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.checks.base import SECOND, Check, CheckResult, Context, Outcomes, skipped
 from autoenv.validate.checks.evidence import describe, outputs_block, trial_evidence
@@ -118,7 +119,7 @@ def check_tamper(
     evidence = trial_evidence(outcome)
     cheats = adversary_cheats(outcome)
     evidence["cheats"] = cheats
-    if outcome.error in ("build", "invalid_task"):
+    if outcome.error in (ErrorKind.BUILD, ErrorKind.INVALID_TASK):
         return CheckResult(
             name="tamper", passed=None, summary=f"adversary trial did not run: {describe(outcome)}", evidence=evidence
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from autoenv.trials.attribution import ErrorKind
 from autoenv.trials.runner import TrialOutcome
 from autoenv.validate.checks.base import CheckResult, Context, OracleRunsCheck, Outcomes
 from autoenv.validate.checks.evidence import first_line, phase_seconds
@@ -26,7 +27,7 @@ def check_timeouts(
         if (s := o.agent_sec if o.agent_sec is not None else phase_seconds(o.trial_dir, "agent_execution")) is not None
     ]
     verifier_secs = [s for o in oracle if o.trial_dir and (s := phase_seconds(o.trial_dir, "verifier")) is not None]
-    timed_out = [o for o in oracle if o.error in ("agent_timeout", "verifier_timeout")]
+    timed_out = [o for o in oracle if o.error in (ErrorKind.AGENT_TIMEOUT, ErrorKind.VERIFIER_TIMEOUT)]
     evidence = {
         "oracle_agent_sec": agent_secs,
         "verifier_sec": verifier_secs,
