@@ -358,8 +358,8 @@ def _above_level_one(task_dir: Path, rng: random.Random, case: dict, rung: int, 
     common.write(task_dir / "instruction.md", common.reflow(text))
     common.write_task_toml(task_dir, FILES / "task.toml", seed_case)
     common.write(task_dir / "environment" / "Dockerfile", common.dockerfile(common.OPENPYXL_PIN))
-    # xlsx_ladder_solve.py repeats xlsx_solve.py's formula writing (duplicates lists the pair): each is one task's
-    # whole reference solution, copied alone into the task, where it can import neither the other nor autoenv.
+    # xlsx_ladder_solve.py borrows xlsx_solve.py's formula writing (common.with_borrowed): each is one task's whole
+    # reference solution, copied alone into the task, where it can import neither the other nor autoenv.
     common.write_python_solution(
         task_dir, FILES / "xlsx_ladder_solve.py", {"workbook": case["workbook"], "sheet": case["sheet"]}
     )

@@ -26,6 +26,9 @@ def layout(ws):
     return header, labels, total
 
 
+# borrowed from xlsx_solve.py: write_formulas
+
+
 def main():
     wb = openpyxl.load_workbook(BOOK)
     ws = wb[CASE["sheet"]]
@@ -33,7 +36,7 @@ def main():
     header, cols, total = layout(ws)
     first, last = header + 1, total - 1
     tolerance = float(re.search(r"more than ([\d.]+)%", notes).group(1)) / 100
-    b, a, v, s = cols["budget"], cols["actual"], cols["variance"], cols["status"]
+    b, a = cols["budget"], cols["actual"]
     left, right = (b, a) if re.search(r"Variance: Budget minus Actual", notes, re.I) else (a, b)
     if re.search(r"Actual: the sum of the amounts the (\w+) sheet posts", notes):
         ledger = wb[re.search(r"Actual: the sum of the amounts the (\w+) sheet posts", notes).group(1)]
@@ -45,12 +48,7 @@ def main():
         amounts = f"{ledger.title}!${amount}$2:${amount}${end}"
         for r in range(first, last + 1):
             ws[f"{a}{r}"] = f"=SUMIF({codes},{cols['code']}{r},{amounts})"
-    for r in range(first, last + 1):
-        ws[f"{v}{r}"] = f"={left}{r}-{right}{r}"
-        ws[f"{s}{r}"] = f'=IF(ABS({v}{r})>{tolerance}*{b}{r},"CHECK","OK")'
-    for col in (b, a, v):
-        ws[f"{col}{total}"] = f"=SUM({col}{first}:{col}{last})"
-    ws[f"{s}{total}"] = f'=COUNTIF({s}{first}:{s}{last},"CHECK")'
+    write_formulas(ws, cols, first, last, total, left, right, tolerance)
     wb.save(BOOK)
     print(f"wrote formulas to {BOOK} rows {first}-{last}, totals in row {total}")
 
