@@ -23,19 +23,25 @@ CASE: dict = {'cols': {'actual': 'D',
 BOOK = Path(os.environ.get("OFFICE_TASK_DIR", "/app")) / CASE.get("workbook", "variance.xlsx")
 
 
+def write_formulas(ws, cols, first, last, total, left, right, tolerance):
+    """Variance (the column ``left`` minus ``right``), the status against the tolerance and the Total row's sums;
+    xlsx_ladder_solve.py borrows it, so the formulas are written one way at every level."""
+    b, v, s = cols["budget"], cols["variance"], cols["status"]
+    for r in range(first, last + 1):
+        ws[f"{v}{r}"] = f"={left}{r}-{right}{r}"
+        ws[f"{s}{r}"] = f'=IF(ABS({v}{r})>{tolerance}*{b}{r},"CHECK","OK")'
+    for col in (b, cols["actual"], v):
+        ws[f"{col}{total}"] = f"=SUM({col}{first}:{col}{last})"
+    ws[f"{s}{total}"] = f'=COUNTIF({s}{first}:{s}{last},"CHECK")'
+
+
 def main():
     wb = openpyxl.load_workbook(BOOK)
     ws = wb[CASE["sheet"]]
     c = CASE["cols"]
     first, last, total = CASE["first_row"], CASE["first_row"] + CASE["n_rows"] - 1, CASE["total_row"]
-    for r in range(first, last + 1):
-        left, right = (c["budget"], c["actual"]) if CASE["sign"] == "budget-actual" else (c["actual"], c["budget"])
-        ws[f"{c['variance']}{r}"] = f"={left}{r}-{right}{r}"
-        ws[f"{c['status']}{r}"] = f'=IF(ABS({c["variance"]}{r})>{CASE["tolerance"]}*{c["budget"]}{r},"CHECK","OK")'
-    for key in ("budget", "actual", "variance"):
-        col = c[key]
-        ws[f"{col}{total}"] = f"=SUM({col}{first}:{col}{last})"
-    ws[f"{c['status']}{total}"] = f'=COUNTIF({c["status"]}{first}:{c["status"]}{last},"CHECK")'
+    left, right = (c["budget"], c["actual"]) if CASE["sign"] == "budget-actual" else (c["actual"], c["budget"])
+    write_formulas(ws, c, first, last, total, left, right, CASE["tolerance"])
     wb.save(BOOK)
     print(f"wrote formulas to {BOOK} rows {first}-{last}, totals in row {total}")
 
