@@ -23,7 +23,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tarfile
 import threading
@@ -37,6 +36,7 @@ from autoenv.sandbox.local.host import (
     SandboxError,
     SandboxStartError,
     cgroup_procs,
+    kill_cgroup_but,
     make_layer_filesystem,
     mount,
     runtime_argv,
@@ -304,13 +304,9 @@ class Container:
         return cgroup_procs(self.cgroups_path)
 
     def kill_processes(self) -> None:
-        """Kill everything in the sandbox but its init (a timed-out or cancelled command and what it started)."""
-        for pid in self.processes():
-            if pid != self._init_pid:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        """Kill everything in the sandbox but its init (a timed-out or cancelled command and what it started), the
+        cgroup frozen meanwhile so that nothing forked during the kills survives them."""
+        kill_cgroup_but(self.cgroups_path, self._init_pid)
 
     # -- commands ------------------------------------------------------------------
 

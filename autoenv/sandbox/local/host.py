@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import select
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 from autoenv.errors import MachineError, SandboxFault
@@ -48,6 +50,65 @@ def cgroup_procs(cgroups_path: str) -> list[int]:
             except OSError:
                 return []
     return []
+
+
+def _freezer_state(cgroups_path: str) -> tuple[Path, str, str, str] | None:
+    """The file that freezes the container's cgroup, with what to write to freeze and thaw it and what it reads
+    once frozen (v1 freezer controller or v2's cgroup.freeze); None where neither exists."""
+    rel = cgroups_path.lstrip("/")
+    v1 = Path("/sys/fs/cgroup/freezer") / rel / "freezer.state"
+    if v1.is_file():
+        return v1, "FROZEN", "THAWED", "FROZEN"
+    v2 = Path("/sys/fs/cgroup") / rel / "cgroup.freeze"
+    if v2.is_file():
+        return v2, "1", "0", "1"
+    return None
+
+
+def kill_cgroup_but(cgroups_path: str, keep: int | None, *, settle: float = 2.0) -> None:
+    """SIGKILL every process of the container's cgroup but ``keep`` (its init), with the cgroup frozen meanwhile.
+
+    A process that forks as fast as it can (a fork bomb whose children leave the session) outruns a list-then-kill:
+    children born between reading ``cgroup.procs`` and the kills survive. Frozen, nothing forks; the kills land on
+    the whole list and take effect on the thaw (what ``runc kill --all`` does). Without a freezer, or if freezing
+    does not settle, the list is killed again until nothing but ``keep`` is left."""
+    freezer = _freezer_state(cgroups_path)
+    frozen = False
+    if freezer is not None:
+        path, freeze, thaw, done = freezer
+        try:
+            path.write_text(freeze)
+            deadline = time.monotonic() + settle
+            while not (frozen := path.read_text().strip() == done) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        except OSError:
+            freezer = None
+    try:
+        _kill_listed(cgroups_path, keep)
+    finally:
+        if freezer is not None:
+            try:
+                freezer[0].write_text(freezer[2])
+            except OSError:
+                pass
+    if frozen:
+        return
+    deadline = time.monotonic() + settle
+    while time.monotonic() < deadline and _kill_listed(cgroups_path, keep):
+        time.sleep(0.01)
+
+
+def _kill_listed(cgroups_path: str, keep: int | None) -> int:
+    """SIGKILL what the cgroup lists now but ``keep``; how many were signalled."""
+    signalled = 0
+    for pid in cgroup_procs(cgroups_path):
+        if pid != keep:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                signalled += 1
+            except ProcessLookupError:
+                pass
+    return signalled
 
 
 def wait_gone(pid: int, timeout: float) -> None:
