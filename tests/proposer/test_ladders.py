@@ -43,7 +43,7 @@ def case_for(family: str) -> SeedCase:
 def test_log_parse_bugfix_and_csv_stat_are_laddered():
     assert {"log-parse", "csv-stat", "bugfix"} <= set(LADDERED)
     assert all(len(FAMILIES[name].levels) >= 4 for name in ("log-parse", "csv-stat", "bugfix"))
-    assert FAMILIES["log-parse"].levels == (1, 2, 3, 4)
+    assert FAMILIES["log-parse"].levels == (1, 2, 3, 4, 5)
     assert set(FAMILIES["log-parse"].axes) == {"hidden_cases", "less_told", "scale"}
 
 
@@ -93,8 +93,8 @@ def test_levels_name_known_axes_and_pins_resolve():
     with pytest.raises(ValueError, match="unknown axes"):
         Level(number=2, axes={"sheer_will": 1}, asks="x")
     family = FAMILIES["log-parse"]
-    assert pinned_level(family, "max") == 4 and pinned_level(family, "2") == 2
-    with pytest.raises(ValueError, match="no level 9; its levels: 1, 2, 3, 4"):
+    assert pinned_level(family, "max") == 5 and pinned_level(family, "2") == 2
+    with pytest.raises(ValueError, match="no level 9; its levels: 1, 2, 3, 4, 5"):
         pinned_level(family, 9)
     with pytest.raises(ValueError, match="level number"):
         ProposeOptions(level="hard")

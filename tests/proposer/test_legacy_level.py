@@ -1,0 +1,106 @@
+"""log-parse level 5 (issue 42): the legacy `logsum` binary is the specification.
+
+The reference replacement must print what the compiled C program prints, byte for byte, on the hidden corners and
+on random bytes; the shipped sample must not show the corners (else one run of the tool on it would tell them);
+a replacement that runs the tool, or a copy of it, scores 0 where the tests run.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from autoenv.families.log_parse import legacy
+from autoenv.families.registry import FAMILIES
+from autoenv.shared.seed import SeedCase
+from autoenv.trials.runner import run_trial
+from tests.conftest import needs_namespaces
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="level 5 compiles its tool with gcc")
+
+BUILDS = [
+    {"line_max": line_max, "svc_len": svc_len, "max_svc": max_svc}
+    for line_max, svc_len, max_svc in ((96, 9, 12), (112, 10, 14), (128, 11, 16), (160, 13, 20))
+]
+SERVICES = ["auth", "billing", "gateway", "mailer", "search"]
+
+
+def reference_report(params: dict[str, int], data: bytes) -> bytes:
+    """What the reference ``/app/logsum.py`` prints for ``data`` (its ``report``, run here)."""
+    scope: dict = {}
+    source = legacy.program(params).replace('if __name__ == "__main__":', "if False:")
+    exec(compile(source, "logsum.py", "exec"), scope)  # noqa: S102 - the family's own reference
+    return scope["report"](data)
+
+
+def random_log(rng: random.Random) -> bytes:
+    """Records with odd levels, names, numbers and lengths, and lines of stray bytes."""
+    parts = []
+    for _ in range(rng.randint(0, 40)):
+        if rng.random() < 0.5:
+            level = rng.choice(["INFO", "WARN", "WARNING", "ERR", "DEBUGX", "ERROR", "info"])
+            name = rng.choice(["a", "bb", "x" * rng.randint(1, 20), "zürich", "Auth"])
+            ms = rng.choice([1, 4294967295, "0x1", "012", 99999999999, ""])
+            text = legacy.line(datetime(2024, 1, 1), level, name, rng.randint(0, 99), ms, "m" * rng.randint(0, 200))
+            parts.append(text.encode())
+        else:
+            parts.append(
+                bytes(rng.choice(b'[] 0123456789msINFOpid=\x00\r\t"a\xff') for _ in range(rng.randint(0, 200)))
+            )
+    return b"\n".join(parts) + (b"\n" if rng.random() < 0.7 else b"")
+
+
+@pytest.mark.parametrize("params", BUILDS, ids=lambda p: f"{p['line_max']}-{p['svc_len']}-{p['max_svc']}")
+def test_the_reference_prints_what_the_compiled_tool_prints(params):
+    rng = random.Random(params["line_max"])
+    logs = legacy.hidden_logs(rng, params, SERVICES, datetime(2024, 3, 1))
+    logs.update({f"random-{i}": random_log(random.Random(i)) for i in range(60)})
+    for name, log in logs.items():
+        if log is None:
+            continue
+        printed, status = legacy.run_tool(params, log)
+        assert status == 0, name
+        assert reference_report(params, log) == printed, name
+    assert legacy.run_tool(params, None) == (b"", 2), "a file that does not exist: nothing printed, status 2"
+
+
+def test_the_sample_shows_no_corner_and_each_bound_shows_in_a_hidden_log(tmp_path):
+    """A replacement without the tool's line buffer and service table prints the sample's report right, and fails
+    the hidden log of each: one run of the tool on the sample cannot tell them, and the hidden logs do."""
+    case = SeedCase(id="t", task="t", failure_mode="t", target_skill="t", family="log-parse")
+    draft = FAMILIES["log-parse"].draft(case, random.Random("measure:0"), level=5)
+    params = draft.params["legacy"]
+    unbounded = {**params, "line_max": 10**9, "max_svc": 10**9}
+    sample = draft.files["environment/app/logs/app.log"].encode()
+    assert reference_report(unbounded, sample) == legacy.run_tool(params, sample)[0]
+    for name in ("long_lines.log", "many_services.log"):
+        log = draft.files[f"tests/{name}"]
+        assert reference_report(unbounded, log) != legacy.run_tool(params, log)[0], name
+    assert legacy.MARKER in draft.files["instruction.md"]
+    assert (
+        "line_max" not in draft.files["instruction.md"] and str(params["max_svc"]) not in draft.files["tests/test.sh"]
+    )
+
+
+@needs_namespaces
+def test_running_the_tool_or_a_copy_of_it_scores_zero(tmp_path):
+    """The tests remove the tool and its licence first: a wrapper around it, or around a copy in /app, fails."""
+    case = SeedCase(id="t", task="t", failure_mode="t", target_skill="t", family="log-parse")
+    task = FAMILIES["log-parse"].draft(case, random.Random(5), level=5).write(tmp_path / "tasks")
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\n"
+        "cp /usr/local/bin/logsum /app/logsum-copy\n"
+        "cat > /app/logsum.py <<'PY'\n"
+        "import os, sys\n"
+        "os.execv('/app/logsum-copy', ['logsum'] + sys.argv[1:])\n"
+        "PY\n"
+        "python3 /app/logsum.py /app/logs/app.log | head -3\n"
+    )
+    outcome = run_trial(task, "oracle", trials_dir=tmp_path / "trials")
+    assert outcome.reward == 0.0, outcome
+    stdout = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
+    assert "exit status 3, logsum exits 0" in stdout and "ELF programs under /app: /app/logsum-copy" in stdout
