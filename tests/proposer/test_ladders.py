@@ -135,14 +135,14 @@ def test_climbing_moves_one_level_per_verdict_within_the_ladder(tmp_path):
     family = FAMILIES["log-parse"]
     proposer = ScriptedProposer(workspace=Workspace(tmp_path).init())
     assert proposer.observe(family, 1, 1.0) == 2 and proposer.climbed() == {"log-parse": 2}
-    assert proposer.observe(family, 4, 1.0) == 4, "the top stays the top"
-    assert proposer.observe(family, 4, 0.5) == 4, "an accepted task leaves the level where it is"
+    assert proposer.observe(family, 5, 1.0) == 5, "the top stays the top"
+    assert proposer.observe(family, 5, 0.5) == 5, "an accepted task leaves the level where it is"
     assert proposer.observe(family, 1, 0.0) == 1, "the bottom stays the bottom"
     assert proposer.observe(family, 3, 0.0) == 2
     case = case_for("log-parse")
     assert proposer.draft(case, 5).params["ladder_level"] == 2, "the next draft is drawn at the climbed level"
     pinned = ScriptedProposer(workspace=Workspace(tmp_path).init(), level="max")
-    assert pinned.observe(family, 4, 0.0) == 4 and pinned.draft(case, 5).params["ladder_level"] == 4
+    assert pinned.observe(family, 5, 0.0) == 5 and pinned.draft(case, 5).params["ladder_level"] == 5
 
 
 def test_families_command_lists_levels_and_axes():
@@ -156,7 +156,7 @@ def test_families_command_lists_levels_and_axes():
     rows = {row["name"]: row for row in json.loads(out.stdout)}
     assert set(rows) == set(FAMILIES)
     log = rows["log-parse"]
-    assert [lv["number"] for lv in log["levels"]] == [1, 2, 3, 4] and log["default_level"] == 1
+    assert [lv["number"] for lv in log["levels"]] == [1, 2, 3, 4, 5] and log["default_level"] == 1
     assert "scale" in log["axes"] and "logging config" in log["levels"][2]["asks"]
     assert all(rows[name]["levels"] == [] for name, family in FAMILIES.items() if not family.ladder)
 
