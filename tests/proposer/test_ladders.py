@@ -45,6 +45,7 @@ def test_log_parse_bugfix_and_csv_stat_are_laddered():
     assert all(len(FAMILIES[name].levels) >= 4 for name in ("log-parse", "csv-stat", "bugfix"))
     assert FAMILIES["log-parse"].levels == (1, 2, 3, 4, 5)
     assert set(FAMILIES["log-parse"].axes) == {"hidden_cases", "less_told", "scale"}
+    assert FAMILIES["csv-stat"].levels == (1, 2, 3, 4, 5, 6) and pinned_level(FAMILIES["csv-stat"], "max") == 6
 
 
 @pytest.mark.parametrize(("family", "level"), EVERY_LEVEL)

@@ -15,7 +15,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.csv_stat import ladder, level5, statistic
+from autoenv.families.csv_stat import ladder, legacy, level5, statistic
 from autoenv.families.levels import load_ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -59,7 +59,8 @@ def compute(stat: str, xs: list[float]) -> float:
 #: (the tasks of earlier releases), 3 as 2 with more invalid values and negatives always excluded, 4 as 3 with a
 #: program the tests run on unseen files (:mod:`autoenv.families.csv_stat.ladder`), 5 a program by a data dictionary's
 #: rules, on unseen extracts that hold every case the dictionary describes and a large one, within a time limit
-#: (:mod:`autoenv.families.csv_stat.level5`).
+#: (:mod:`autoenv.families.csv_stat.level5`), 6 retire a legacy C tool whose behaviour, quirks included, is the
+#: specification (:mod:`autoenv.families.csv_stat.legacy`).
 LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 DIFFICULTY_LEVELS = tuple(level.number for level in LADDER)
 
@@ -88,6 +89,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     if level >= 5:
         import sys
 
+        if level >= 6:  # the legacy tool: a task of its own shape (legacy.py)
+            return legacy.generate(case, rng, sys.modules[__name__])
         return level5.generate(case, rng, sys.modules[__name__])
     domain, group, value, groups, (mu, sd) = rng.choice(DOMAINS)
     groups = rng.sample(groups, rng.randint(3, len(groups)))
