@@ -6,8 +6,9 @@ are ones people make in hand-edited files (a missing ``=``, a number written
 in words, units in a numeric field, quoted strings, yes/no for booleans,
 lower-case enum values); the intended value is always evident from the
 broken one, and the tests check every key's value, not just that the launcher
-starts. That is level 1 of a 4-level ladder (:data:`LADDER`, :mod:`.ladder`): structural breakages whose
-error points elsewhere, the 2.x formats found in the config's notes, a repair program run on unseen configs.
+starts. That is level 1 of a 5-level ladder (:data:`LADDER`, :mod:`.ladder`): structural breakages whose
+error points elsewhere, the 2.x formats found in the config's notes, a repair program run on unseen configs; and
+level 5 (:mod:`.legacy`), retiring the launcher's legacy C config reader, whose behaviour is the specification.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.config_repair import ladder
+from autoenv.families.config_repair import ladder, legacy
 from autoenv.families.levels import load_ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -30,7 +31,8 @@ KEYWORDS = ("config", "ini", "configuration", "repair", "settings", "launcher", 
 CATEGORY = "configuration"
 TAGS = ["python", "ini", "configparser", "repair"]
 
-#: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.config_repair.ladder`.
+#: Level 1 is the task of earlier releases; levels 2-4 are :mod:`autoenv.families.config_repair.ladder`, level 5
+#: :mod:`autoenv.families.config_repair.legacy`.
 LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 
 WORDS = [
@@ -289,6 +291,8 @@ def break_values(
 
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 5:  # the legacy config reader: a task of its own shape (legacy.py)
+        return legacy.generate(case, rng, sys.modules[__name__])
     if level >= 2:
         return ladder.generate(case, rng, level, sys.modules[__name__])
     service, ini, sections, schema, values = draw_config(rng)

@@ -1,0 +1,399 @@
+"""config-repair level 5: retire a legacy C config reader whose behaviour is the specification.
+
+The earlier levels tell the repair rules (or put them in a file a careful solver reads first), and a capable model
+passes them nearly always. Here nothing is told: the task ships ``/usr/local/bin/cfgnorm``, a stripped static
+binary built from ``files/cfgnorm.c`` with three numbers drawn per task (its line buffer, its name buffer, its
+keys per section), and asks for ``/app/cfgnorm.py`` printing the same bytes, with the same exit status, for any
+config. What a 2004 C program does with long lines, long or non-ASCII names, letter case, comments and blanks,
+repeated sections and keys, 32-bit numbers, quotes, a full section or table and NUL bytes is found only by running
+it on such input; the tests run the replacement on hidden configs made of exactly those corners, with the tool and
+its licence removed first (a copy of the binary in /app cannot run, and is refused).
+
+The expected outputs are the real binary's, run on this machine at generation (a build without the licence
+check): the reference solution (``files/legacy_program.py``, also what the scripted solver writes once it has
+probed the three numbers) passing validation is what shows it matches the C program on those corners.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import random
+import shutil
+import subprocess
+import tempfile
+import textwrap
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from autoenv.families.base import LOCK_VERDICT, TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
+from autoenv.families.solver import fill_program
+from autoenv.grading import AGENTCALL
+
+if TYPE_CHECKING:
+    from autoenv.shared.seed import SeedCase
+
+FILES = Path(__file__).with_name("files")
+SOURCE = FILES / "cfgnorm.c"
+#: The replacement in Python (reference solution and scripted solver alike), with a ``PARAMS`` line to fill.
+PROGRAM = FILES / "legacy_program.py"
+TOOL = "/usr/local/bin/cfgnorm"
+LICENCE = "/etc/cfgnorm/licence"
+REPLACEMENT = "/app/cfgnorm.py"
+#: The three compile-time numbers, drawn per task: what the solver has to find by running the tool. The shipped
+#: config stays inside all three (its lines are shorter than 70 bytes, its names than 20, its sections under 6 keys).
+CHOICES = {"line_max": (72, 80, 96, 120), "name_len": (20, 22, 24, 28), "max_keys": (6, 8, 9, 12)}
+#: The tool's table of settings, fixed in its source (not drawn).
+MAX_ENTRIES = 128
+#: One marker every level-5 instruction has (the recipe and ``read_level`` know the level by it).
+MARKER = "the legacy `cfgnorm`"
+
+
+class NoCompiler(RuntimeError):
+    """config-repair level 5 builds its legacy tool with the host's C compiler, and there is none."""
+
+
+@functools.cache
+def build(line_max: int, name_len: int, max_keys: int, *, licence: bool = True) -> bytes:
+    """The tool compiled with these numbers (static, stripped): what the task ships, or with ``licence=False``
+    the build the generator runs here to know the answers."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        raise NoCompiler(
+            "config-repair level 5 compiles its legacy tool (autoenv/families/config_repair/files/cfgnorm.c) with "
+            "gcc, and this machine has no C compiler: bash scripts/system-deps.sh installs gcc and libc6-dev"
+        )
+    defines = [f"-DLINE_MAX_={line_max}", f"-DNAME_LEN={name_len}", f"-DMAX_KEYS={max_keys}"]
+    with tempfile.TemporaryDirectory(prefix="autoenv-cfgnorm-") as tmp:
+        out = Path(tmp) / "cfgnorm"
+        argv = [compiler, "-std=c99", "-O2", "-static", "-s", *defines, *([] if licence else ["-DNO_LICENCE"])]
+        done = subprocess.run([*argv, "-o", str(out), str(SOURCE)], capture_output=True, text=True)
+        if done.returncode != 0:
+            problem = done.stderr.strip()[-600:]
+            raise NoCompiler(f"{SOURCE} did not compile: {problem} (libc6-dev has the static C library)")
+        return out.read_bytes()
+
+
+def run_tool(params: dict[str, int], config: bytes | None) -> tuple[bytes, int]:
+    """The legacy tool's standard output and exit status for ``config`` (None: a path that does not exist)."""
+    binary = build(params["line_max"], params["name_len"], params["max_keys"], licence=False)
+    with tempfile.TemporaryDirectory(prefix="autoenv-cfgnorm-") as tmp:
+        tool = Path(tmp) / "cfgnorm"
+        tool.write_bytes(binary)
+        tool.chmod(0o755)
+        path = Path(tmp) / ("in.ini" if config is not None else "missing.ini")
+        if config is not None:
+            path.write_bytes(config)
+        done = subprocess.run([str(tool), str(path)], capture_output=True, timeout=60)
+    return done.stdout, done.returncode
+
+
+def program(params: dict[str, int]) -> str:
+    """``/app/cfgnorm.py`` for a tool built with ``params``."""
+    return fill_program(PROGRAM.read_text(), params)
+
+
+def sample_config(
+    g: ModuleType,
+    rng: random.Random,
+    service: str,
+    sections: list[str],
+    schema: dict[str, dict[str, Any]],
+    values: dict[tuple[str, str], Any],
+) -> str:
+    """The service's config shipped in /app/config: comments, blank lines, spacing around `=`, switches written
+    yes/on/true or no/off/false, some strings in double quotes, and none of the hidden corners (short lines and
+    names, lower-case keys, one header per section, no repeated key, small numbers, no error)."""
+    lines = [f"# {service} service configuration", "; read at start-up by the launcher, through cfgnorm", ""]
+    for section in sections:
+        lines.append(f"[{section}]")
+        if rng.random() < 0.4:
+            lines.append(f"# {section} settings, tuned in {rng.choice(['March', 'May', 'October'])}")
+        for key in schema[section]:
+            kind, value = g.POOL[section][key][0], values[(section, key)]
+            if kind == "bool":
+                text = rng.choice(["yes", "on", "true"] if value else ["no", "off", "false"])
+            elif kind == "str" and rng.random() < 0.5:
+                text = f'"{value}"'
+            else:
+                text = g._fmt(kind, value)
+            lines.append(f"{key}{rng.choice([' = ', '=', ' = ', ' =  '])}{text}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def hidden_configs(rng: random.Random, params: dict[str, int], sample: str) -> dict[str, bytes | None]:
+    """The configs the tests run the replacement on, one corner each (None: a path that does not exist)."""
+    line_max, keep, full = params["line_max"], params["name_len"] - 1, params["max_keys"]
+
+    def text(lines: list[str]) -> bytes:
+        return ("\n".join(lines) + "\n").encode()
+
+    def grouped(title: str, settings: list[str], per: int = 4) -> list[str]:
+        """``settings`` under headers ``[title1]``, ``[title2]``, ... of ``per`` settings each (under any table's
+        limit)."""
+        out = []
+        for i in range(0, len(settings), per):
+            out += [f"[{title}{i // per + 1}]", *settings[i : i + per]]
+        return out
+
+    def padded(key: str, total: int) -> str:
+        """A setting whose line (without its newline) is ``total`` bytes long."""
+        head = f"{key} = "
+        return head + "v" * (total - len(head))
+
+    # the line buffer: lines on both sides of its size; a cut where a setting, a comment's tail or a header's starts
+    long_lines = ["[server]", "port = 8080", "[pads]"]
+    long_lines += [padded(f"pad{i}", n) for i, n in enumerate((line_max - 3, line_max - 2, line_max - 1), 1)]
+    long_lines += ["[longer]"]
+    long_lines += [padded(f"pad{i}", n) for i, n in enumerate((line_max, line_max + 7, 2 * line_max + 11), 4)]
+    long_lines += [
+        "[server]",
+        "note = " + "y" * (line_max - 1 - len("note = ")) + "port = 9090",
+        "# " + "-" * (line_max - 3) + "debug = on",
+        "[" + "s" * (line_max + 4) + "]",
+        "after = 1",
+        "no equals here",
+    ]
+    # the name buffer: keys and sections at, over and far over it (two become one), a UTF-8 name cut inside
+    stem = ("request_timeout_sec_" * 3)[: keep + 6]
+    section = ("authentication_gateway_" * 3)[: keep + 3]
+    names = ["[server]", f"{stem[: keep - 1]} = 1", f"{stem[:keep]} = 2", f"{stem[: keep + 1]} = 3"]
+    names += [f"{stem} = 4", f"{'a' * keep}_one = first", f"{'a' * keep}_two = second"]
+    names += [f"[{section[:keep]}]", "token = 5", f"[{section}]", "token = 6", "secret = 7"]
+    names += ["[zürich]", f"{'zürich' + 'é' * keep} = 8", f"{'zürich' + 'é' * (keep + 1)} = 9", "café = 10"]
+    # numbers: 32-bit ends, 64-bit ends, signs, leading zeros, what is not all digits
+    numbers = [
+        "2147483647", "2147483648", "-2147483648", "-2147483649", "4294967296", "4294967297", "0042", "+7", "-0",
+        "00", "99999999999999999999", "-99999999999999999999", "9223372036854775807", "9223372036854775808",
+        "0x1F", "1e3", "1_000", "12 ", "12\t", "- 5", "+", "-", "\uff13", " 5", "3.0", "+-1",
+    ]  # fmt: skip
+    # letter case: sections kept, keys folded; switches in any case, with blanks after them, or not switches at all
+    switches = ["YES", "On", "TRUE", "tRuE", "No", "OFF", "False", "nO", "yes ", "yes\t", "y", "1", "enabled"]
+    case = ["[Server]", "Port = 1", "[server]", "port = 2", "PORT = 3", "[SERVER]", "pOrT = 4", "[server]"]
+    case += ["Host = a", "HOST = b", *grouped("flags", [f"s{i} = {v}" for i, v in enumerate(switches)])]
+    # comments only where a line starts with one; a header's tail is ignored
+    comments = ["# top", "   # indented", "\t; tabbed", "[paths]", "file = /var/log/app.log # rotated daily"]
+    comments += ["name = orders ; the queue", "key#x = 1", "#skipped = 1", ";also = 1", " ;[hidden]"]
+    comments += ["[sect] # trailing comment", "k = v", "[sec;x]", "k = w", "[a]b]", "k = z", "[b]]", "k = y"]
+    # blanks: spaces and tabs around keys and values (a value keeps trailing tabs), empty keys and values
+    blanks = [
+        "tabbed\t= value", "spaced = \tvalue", "tab_end = value\t", "mixed_end = value \t ", "only_spaces =    ",
+        "empty=", "= value", "   = value", "max items = 5", "\tindented = 1", "inner = a  b", "trailing = value   ",
+        "\x0bvtab = 1", "key \t = x", "\t \t", "eq = a = b",
+    ]  # fmt: skip
+    # repeated sections and keys: the last value, at the first place
+    duplicates = ["[a]", "x = 1", "y = 2", "[b]", "z = 3", "[a]", "x = 10", "w = 4", "x = 11", "[b]", "z = 30"]
+    duplicates += ["[c]", "q = 1", "[a]", "y =", "X = 12"]
+    # a section fuller than the tool allows, and more settings than its table holds
+    full_section = ["[big]", *[f"k{i:02d} = {i}" for i in range(full + 3)], "k00 = updated", "[other]", "o = 1"]
+    full_section += ["[big]", "late = 1", "k01 = again"]
+    many = [line for s in range(30) for line in [f"[s{s:02d}]", *[f"key{k} = {s * 10 + k}" for k in range(5)]]]
+    many += ["[s00]", "key0 = changed", "[s29]", "key0 = changed", "[extra]", "one = 1"]
+    # more than 255 errors: the exit status is their count modulo 256
+    mistakes = ["oops", "= x", "[broken", "  no_equals"]
+    errors = ["[ok]", "a = 1", *[mistakes[i % 4] for i in range(256 + rng.randint(1, 12))], "b = 2"]
+    # outside any section, `[]`, a header with blanks, one without `]`
+    outside = ["early = 1", "Early = 2", "[]", "late = 3", "[ server ]", "port = 1", "[server]", "port = 2"]
+    outside += ["[server", "port = 3", "[x]", "[ server ]", "host = h"]
+    quotes = ['"hello"', '"42"', '"0042"', '""', '"', '"a', "'single'", '"yes"', '" spaced "', '"a" # c', '"t"\t']
+    quotes += ['""quoted""', '"on', '"it\'s"']
+    raw = [
+        b"[bytes]",
+        b"after = abc\0def",
+        b"before\0 = 1",
+        b"\0skipped = 1",
+        b"crcr = value\r\r",
+        b"\r",
+        b"\t",
+        b"high = caf\xc3\xa9 \xff\xfe",
+        b"caf\xc3\xa9 = 1",
+        b"mid = 1\rb = 2",
+        b"\x0c = form feed",
+        b"\xffkey = \x80",
+    ]
+    # CRLF line ends, some after trailing spaces
+    crlf = "".join(
+        f"{line}{'  ' if '=' in line and i % 3 == 0 else ''}\r\n" for i, line in enumerate(sample.splitlines())
+    )
+    return {
+        "long_lines.ini": text(long_lines),
+        "long_names.ini": text(names),
+        "numbers.ini": text(grouped("limits", [f"n{i} = {v}" for i, v in enumerate(numbers)])),
+        "letter_case.ini": text(case),
+        "comments.ini": text(comments),
+        "blanks.ini": text(grouped("blanks", blanks)),
+        "duplicates.ini": text(duplicates),
+        "full_section.ini": text(full_section),
+        "many_settings.ini": text(many),
+        "many_errors.ini": text(errors),
+        "no_section.ini": text(outside),
+        "quotes.ini": text(grouped("quotes", [f"q{i} = {v}" for i, v in enumerate(quotes)])),
+        "bytes.ini": b"\n".join(raw) + b"\n",
+        "crlf.ini": crlf.encode(),
+        "empty.ini": b"",
+        "blank_lines.ini": b"\n\r\n\n   \n",
+        "no_newline_at_end.ini": b"[server]\nport = 8080\nhost = 10.0.0.1",
+        "missing.ini": None,
+    }
+
+
+def instruction(service: str, ini: str) -> str:
+    return textwrap.dedent(f"""\
+        # Retire the legacy `cfgnorm`
+
+        The {service} service's launcher, written in 2004, reads its configuration through
+        the legacy `cfgnorm` tool, a C program whose source is lost: `{TOOL} CONFIG` reads the
+        INI-style file `CONFIG` and prints the configuration the launcher would load, with the problems
+        it finds, and exits with a status of its own. The tool is being removed from every machine, and
+        nobody has ever written down what it does.
+
+        Write `{REPLACEMENT}`, a replacement such that `python3 {REPLACEMENT} CONFIG` prints exactly
+        what `cfgnorm CONFIG` prints, byte for byte, and exits with the same status, for **any** file
+        `CONFIG` people may hand-edit, including the odd ones: very long lines, long section and key
+        names in any letter case and in any bytes, comments and blanks in unexpected places, repeated
+        sections and keys, numbers too large for the tool, quotes, more settings than the tool can keep,
+        many errors, NUL and other stray bytes, CRLF line ends, a file that is empty or does not exist.
+        What it writes to standard error does not matter.
+
+        - The service's config is `/app/config/{ini}`; `cfgnorm` is installed here, so you can run it on
+          any file you like.
+        - The tests run your program on other configs, on a machine where `cfgnorm` and its licence
+          (`{LICENCE}`) are gone: your program must not run `cfgnorm` or a copy of it (no executable
+          binary may be left under `/app`).
+        - Use the Python 3 standard library only.
+        """)
+
+
+TESTS = '''\
+"""The replacement, run as nobody on configs the solver never saw, against the legacy tool's own output."""
+
+import base64
+import json
+import os
+from pathlib import Path
+
+import pytest
+from agentcall import agent_folder, run_agent  # the agent's program runs as nobody
+
+EXPECTED = json.loads(__EXPECTED__)
+HERE = Path(__file__).parent
+
+
+def run_program(config):
+    """stdout (bytes) and exit status of the replacement on ``config`` (None: a path that does not exist)."""
+    work = agent_folder({"in.ini": config} if config is not None else {}, writable=True)
+    path = work / ("in.ini" if config is not None else "missing.ini")
+    out = work / "stdout.bin"
+    done = run_agent(["sh", "-c", 'exec python3 __REPLACEMENT__ "$0" > "$1"', str(path), str(out)], cwd="/app",
+                     timeout=60)
+    return (out.read_bytes() if out.exists() else b""), done.returncode
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_same_output_as_the_legacy_tool(name):
+    want = EXPECTED[name]
+    config = None if want["config"] is None else (HERE / name).read_bytes()
+    stdout, status = run_program(config)
+    assert status == want["status"], f"{name}: exit status {status}, cfgnorm exits {want['status']}"
+    expected = base64.b64decode(want["stdout"])
+    assert stdout == expected, (
+        f"{name}: the output differs from cfgnorm's:\\n{stdout[:1500]!r}\\ncfgnorm printed:\\n{expected[:1500]!r}"
+    )
+
+
+def test_no_executable_binary_is_left_in_app():
+    """The tool is retired: a copy of it (or any ELF program) under /app does not count as a replacement."""
+    scan = (
+        "import os, sys\\n"
+        "found = []\\n"
+        "for root, dirs, files in os.walk('/app'):\\n"
+        "    for f in files:\\n"
+        "        p = os.path.join(root, f)\\n"
+        "        try:\\n"
+        "            if os.path.isfile(p) and not os.path.islink(p):\\n"
+        "                with open(p, 'rb') as fh:\\n"
+        "                    head = fh.read(4)\\n"
+        "                if head == b'\\\\x7fELF':\\n"
+        "                    found.append(p)\\n"
+        "        except OSError:\\n"
+        "            pass\\n"
+        "print('\\\\n'.join(found))\\n"
+    )
+    done = run_agent(["python3", "-I", "-c", scan], cwd="/", text=True, timeout=60)
+    assert done.returncode == 0 and not done.stdout.strip(), f"ELF programs under /app: {done.stdout.strip()}"
+'''
+
+
+def tests_text(expected: dict[str, Any]) -> str:
+    return TESTS.replace("__EXPECTED__", repr(json.dumps(expected, sort_keys=True))).replace(
+        "__REPLACEMENT__", REPLACEMENT
+    )
+
+
+def test_sh(support: list[str]) -> str:
+    """The family's graded pytest run (:func:`~autoenv.families.base.pytest_test_sh`), after removing the tool and
+    its licence from the grading machine."""
+    retire = f"# the legacy tool is retired: no copy of it runs without its licence\nrm -f {TOOL} {LICENCE}\n"
+    return pytest_test_sh(*support).replace(LOCK_VERDICT, LOCK_VERDICT + retire, 1)
+
+
+def generate(case: SeedCase, rng: random.Random, g: ModuleType) -> TaskDraft:
+    """A level-5 task (``g``: the generator, for its settings): the tool built with drawn numbers, the service's
+    config, hidden configs and the tool's own output for each."""
+    params = {key: rng.choice(values) for key, values in CHOICES.items()}
+    service, ini, sections, schema, values = g.draw_config(rng)
+    sample = sample_config(g, rng, service, sections, schema, values)
+    hidden: dict[str, bytes | None] = {**hidden_configs(rng, params, sample), ini: sample.encode()}
+    expected = {}
+    for name, config in hidden.items():
+        stdout, status = run_tool(params, config)
+        shown = base64.b64encode(stdout).decode()
+        expected[name] = {"config": None if config is None else name, "stdout": shown, "status": status}
+    support = sorted(name for name, config in hidden.items() if config is not None)
+    solution = solve_sh(
+        f"cat > {REPLACEMENT} <<'CFGNORM'\n"
+        + program(params)
+        + "CFGNORM\n"
+        + f"python3 {REPLACEMENT} /app/config/{ini} | cmp - <(cfgnorm /app/config/{ini}) && echo same output\n"
+    )
+    secret = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    docker = dockerfile() + f"COPY legacy/cfgnorm {TOOL}\nCOPY legacy/licence {LICENCE}\n"
+    files: dict[str, str | bytes] = {
+        "instruction.md": instruction(service, ini),
+        "task.toml": task_toml(
+            family=g.NAME,
+            seed_case=case.id,
+            category=g.CATEGORY,
+            tags=g.TAGS,
+            difficulty="hard",
+            agent_timeout=900.0,
+            verifier_timeout=300.0,
+        ),  # fmt: skip
+        "environment/Dockerfile": docker,
+        f"environment/app/config/{ini}": sample,
+        "environment/legacy/cfgnorm": build(params["line_max"], params["name_len"], params["max_keys"]),
+        "environment/legacy/licence": f"cfgnorm 1.4 site licence {secret}\n",
+        "solution/solve.sh": solution,
+        "tests/test.sh": test_sh(support),
+        "tests/test_outputs.py": tests_text(expected),
+        "tests/agentcall.py": AGENTCALL,
+        **{f"tests/{name}": hidden[name] for name in support},
+    }
+    return TaskDraft(
+        name=task_name(g.NAME, rng, f"legacy-cfgnorm-{service}"),
+        family=g.NAME,
+        files=files,
+        executable={"environment/legacy/cfgnorm"},
+        params={
+            "legacy": params,
+            "service": service,
+            "ini": ini,
+            "sections": len(sections),
+            "output_path": None,
+            "stale_output": None,
+            "leak_hint": None,
+        },
+    )
