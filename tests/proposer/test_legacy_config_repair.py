@@ -41,7 +41,7 @@ def case() -> SeedCase:
 def reference(params: dict[str, int], data: bytes) -> tuple[bytes, int]:
     """What the reference ``/app/cfgnorm.py`` prints for ``data``, and its exit status (its ``load``, run here)."""
     scope: dict = {}
-    source = legacy.program(params).replace('if __name__ == "__main__":', "if False:")
+    source = legacy.CFGNORM.program(params).replace('if __name__ == "__main__":', "if False:")
     exec(compile(source, "cfgnorm.py", "exec"), scope)  # noqa: S102 - the family's own reference
     out, errors = scope["load"](data)
     return out, errors % 256
@@ -84,11 +84,11 @@ def test_the_reference_prints_what_the_compiled_tool_prints(params):
     for name, config in configs.items():
         if config is None:
             continue
-        printed, status = legacy.run_tool(params, config)
+        printed, status = legacy.CFGNORM.run(params, config)
         assert reference(params, config) == (printed, status), name
         statuses.add(status)
     assert len(statuses) > 3, "the exit status is the error count, and the configs give several"
-    assert legacy.run_tool(params, None) == (b"", 2), "a file that does not exist: nothing printed, status 2"
+    assert legacy.CFGNORM.run(params, None) == (b"", 2), "a file that does not exist: nothing printed, status 2"
 
 
 def test_the_sample_shows_no_corner_and_each_bound_shows_in_a_hidden_config():
@@ -100,15 +100,15 @@ def test_the_sample_shows_no_corner_and_each_bound_shows_in_a_hidden_config():
         params, ini = draft.params["legacy"], draft.params["ini"]
         unbounded = {"line_max": 10**9, "name_len": 10**9, "max_keys": 10**9}
         sample = draft.files[f"environment/app/config/{ini}"].encode()
-        assert reference(unbounded, sample) == legacy.run_tool(params, sample) == reference(params, sample)
-        assert legacy.run_tool(params, sample)[1] == 0, "the shipped config has no error"
+        assert reference(unbounded, sample) == legacy.CFGNORM.run(params, sample) == reference(params, sample)
+        assert legacy.CFGNORM.run(params, sample)[1] == 0, "the shipped config has no error"
         bounds = {"long_lines.ini": "line_max", "long_names.ini": "name_len", "full_section.ini": "max_keys"}
         for name, bound in bounds.items():
             config = draft.files[f"tests/{name}"]
             one_off = {**params, bound: 10**9}
-            assert reference(one_off, config) != legacy.run_tool(params, config), (name, bound)
+            assert reference(one_off, config) != legacy.CFGNORM.run(params, config), (name, bound)
         instruction = draft.files["instruction.md"]
-        assert legacy.MARKER in instruction and legacy.TOOL in instruction
+        assert legacy.CFGNORM.marker in instruction and legacy.CFGNORM.tool in instruction
         told = [draft.files[path] for path in ("instruction.md", "tests/test.sh", "tests/test_outputs.py")]
         assert not [
             word
@@ -123,9 +123,9 @@ def test_the_probes_find_the_numbers_the_tool_was_built_with(tmp_path):
     """The scripted solver's PROBE, run against each build where the task installs it, reads back its numbers."""
     for params in BUILDS:
         tool = tmp_path / "cfgnorm"
-        tool.write_bytes(legacy.build(params["line_max"], params["name_len"], params["max_keys"], licence=False))
+        tool.write_bytes(legacy.CFGNORM.build(params, licence=False))
         tool.chmod(0o755)
-        probe = PROBE.replace(legacy.TOOL, str(tool))
+        probe = PROBE.replace(legacy.CFGNORM.tool, str(tool))
         done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=300, check=True)
         found = re.search(r"^PROBED (\{.*\})$", done.stdout, re.M)
         assert found and json.loads(found.group(1)) == params, done.stdout

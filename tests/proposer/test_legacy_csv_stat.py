@@ -83,8 +83,8 @@ def test_the_reference_prints_what_the_compiled_tool_prints(params):
     for name, data in extracts.items():
         if data is None:
             continue
-        assert report(data) == legacy.run_tool(params, data), name
-    assert legacy.run_tool(params, None) == (b"", 2), "a file that does not exist: nothing printed, status 2"
+        assert report(data) == legacy.GRPSTAT.run(params, data), name
+    assert legacy.GRPSTAT.run(params, None) == (b"", 2), "a file that does not exist: nothing printed, status 2"
 
 
 def test_numbers_one_by_one_read_convert_and_print_as_c_does():
@@ -95,7 +95,7 @@ def test_numbers_one_by_one_read_convert_and_print_as_c_does():
     for batch in range(150):
         rows = [f"g{i:02d},{random_number(rng)},ok" for i in range(params["max_groups"])]
         data = ("store,amount,status\n" + "\n".join(rows) + "\n").encode()
-        assert report(data) == legacy.run_tool(params, data), (batch, rows)
+        assert report(data) == legacy.GRPSTAT.run(params, data), (batch, rows)
 
 
 def test_the_sample_shows_no_corner_and_each_bound_shows_in_a_hidden_extract():
@@ -105,21 +105,21 @@ def test_the_sample_shows_no_corner_and_each_bound_shows_in_a_hidden_extract():
     params = draft.params["legacy"]
     unbounded = {**params, "line_max": 10**9, "max_groups": 10**9}
     sample = draft.files[f"environment/app/data/{draft.params['domain']}.csv"].encode()
-    assert legacy.reference(unbounded, float32=False)(sample) == legacy.run_tool(params, sample)
+    assert legacy.reference(unbounded, float32=False)(sample) == legacy.GRPSTAT.run(params, sample)
     assert max(len(line) for line in sample.splitlines()) < min(legacy.CHOICES["line_max"]) - 2
     names = {line.split(b",")[1] for line in sample.splitlines()[1:]}
     assert max(len(name) for name in names) < min(legacy.CHOICES["name_len"]) - 1, "no name is cut in the sample"
     for name, bound in (("long_lines.csv", "line_max"), ("many_groups.csv", "max_groups")):
         data = draft.files[f"tests/{name}"]
-        assert legacy.reference({**params, bound: unbounded[bound]})(data) != legacy.run_tool(params, data), name
+        assert legacy.reference({**params, bound: unbounded[bound]})(data) != legacy.GRPSTAT.run(params, data), name
     cut = {line.split(b",")[1][: params["name_len"] - 1] for line in draft.files["tests/names.csv"].splitlines()[1:]}
-    listed = legacy.run_tool(params, draft.files["tests/names.csv"])[0].splitlines()[5:-1]
+    listed = legacy.GRPSTAT.run(params, draft.files["tests/names.csv"])[0].splitlines()[5:-1]
     assert len(listed) == len(cut) < len(set(draft.files["tests/names.csv"].splitlines()[1:])), "two names become one"
     for name in ("precision.csv", "numbers.csv"):  # 32-bit floats: sums that drift, values out of range
         data = draft.files[f"tests/{name}"]
-        assert legacy.reference(params, float32=False)(data) != legacy.run_tool(params, data), name
+        assert legacy.reference(params, float32=False)(data) != legacy.GRPSTAT.run(params, data), name
     instruction = draft.files["instruction.md"]
-    assert legacy.MARKER in instruction and "line_max" not in instruction and "strtod" not in instruction
+    assert legacy.GRPSTAT.marker in instruction and "line_max" not in instruction and "strtod" not in instruction
     assert str(params["max_groups"]) not in draft.files["tests/test.sh"]
     assert tomllib.loads(draft.files["task.toml"])["agent"]["timeout_sec"] == 900.0
 
@@ -132,11 +132,11 @@ def test_the_scripted_solvers_probes_find_what_the_tool_was_built_with(tmp_path)
     assert found and found["legacy"] and found["data"] == f"/app/data/{draft.params['domain']}.csv"
     assert recipe.RECIPE.difficulty(draft.files["instruction.md"]) == FAMILIES["csv-stat"].level(6).skill()
     tool = tmp_path / "grpstat"
-    tool.write_bytes(legacy.binary(params, licence=False))
+    tool.write_bytes(legacy.GRPSTAT.build(params, licence=False))
     tool.chmod(0o755)
     sample = tmp_path / "sample.csv"
     sample.write_text(draft.files[f"environment/app/data/{draft.params['domain']}.csv"])
-    probe = recipe.PROBE.replace("__DATA__", repr(str(sample))).replace(legacy.TOOL, str(tool))
+    probe = recipe.PROBE.replace("__DATA__", repr(str(sample))).replace(legacy.GRPSTAT.tool, str(tool))
     done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=120)
     assert json.loads(done.stdout.split("PROBED ", 1)[1]) == params, done.stderr[-2000:]
 

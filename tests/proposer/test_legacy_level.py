@@ -32,9 +32,9 @@ SERVICES = ["auth", "billing", "gateway", "mailer", "search"]
 def reference_report(params: dict[str, int], data: bytes) -> bytes:
     """What the reference ``/app/logsum.py`` prints for ``data`` (its ``report``, run here)."""
     scope: dict = {}
-    source = legacy.program(params).replace('if __name__ == "__main__":', "if False:")
+    source = legacy.LOGSUM.program(params).replace('if __name__ == "__main__":', "if False:")
     exec(compile(source, "logsum.py", "exec"), scope)  # noqa: S102 - the family's own reference
-    return scope["report"](data)
+    return scope["report"](data)[0]
 
 
 def random_log(rng: random.Random) -> bytes:
@@ -62,10 +62,10 @@ def test_the_reference_prints_what_the_compiled_tool_prints(params):
     for name, log in logs.items():
         if log is None:
             continue
-        printed, status = legacy.run_tool(params, log)
+        printed, status = legacy.LOGSUM.run(params, log)
         assert status == 0, name
         assert reference_report(params, log) == printed, name
-    assert legacy.run_tool(params, None) == (b"", 2), "a file that does not exist: nothing printed, status 2"
+    assert legacy.LOGSUM.run(params, None) == (b"", 2), "a file that does not exist: nothing printed, status 2"
 
 
 def test_the_sample_shows_no_corner_and_each_bound_shows_in_a_hidden_log(tmp_path):
@@ -76,11 +76,11 @@ def test_the_sample_shows_no_corner_and_each_bound_shows_in_a_hidden_log(tmp_pat
     params = draft.params["legacy"]
     unbounded = {**params, "line_max": 10**9, "max_svc": 10**9}
     sample = draft.files["environment/app/logs/app.log"].encode()
-    assert reference_report(unbounded, sample) == legacy.run_tool(params, sample)[0]
+    assert reference_report(unbounded, sample) == legacy.LOGSUM.run(params, sample)[0]
     for name in ("long_lines.log", "many_services.log"):
         log = draft.files[f"tests/{name}"]
-        assert reference_report(unbounded, log) != legacy.run_tool(params, log)[0], name
-    assert legacy.MARKER in draft.files["instruction.md"]
+        assert reference_report(unbounded, log) != legacy.LOGSUM.run(params, log)[0], name
+    assert legacy.LOGSUM.marker in draft.files["instruction.md"]
     assert (
         "line_max" not in draft.files["instruction.md"] and str(params["max_svc"]) not in draft.files["tests/test.sh"]
     )

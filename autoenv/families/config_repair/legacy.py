@@ -16,83 +16,35 @@ probed the three numbers) passing validation is what shows it matches the C prog
 
 from __future__ import annotations
 
-import base64
-import functools
-import json
 import random
-import shutil
-import subprocess
-import tempfile
 import textwrap
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import LOCK_VERDICT, TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
-from autoenv.families.solver import fill_program
-from autoenv.grading import AGENTCALL
+from autoenv.families.base import TaskDraft, task_name
+from autoenv.families.legacy_tool import LegacyTool
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
 FILES = Path(__file__).with_name("files")
-SOURCE = FILES / "cfgnorm.c"
-#: The replacement in Python (reference solution and scripted solver alike), with a ``PARAMS`` line to fill.
-PROGRAM = FILES / "legacy_program.py"
-TOOL = "/usr/local/bin/cfgnorm"
-LICENCE = "/etc/cfgnorm/licence"
-REPLACEMENT = "/app/cfgnorm.py"
+CFGNORM = LegacyTool(
+    name="cfgnorm",
+    version="1.4",
+    source=FILES / "cfgnorm.c",
+    program_text=FILES / "legacy_program.py",
+    replacement="/app/cfgnorm.py",
+    macros={"line_max": "LINE_MAX_", "name_len": "NAME_LEN", "max_keys": "MAX_KEYS"},
+    level="config-repair level 5",
+    inputs="configs",
+    argument="CONFIG",
+)
 #: The three compile-time numbers, drawn per task: what the solver has to find by running the tool. The shipped
 #: config stays inside all three (its lines are shorter than 70 bytes, its names than 20, its sections under 6 keys).
 CHOICES = {"line_max": (72, 80, 96, 120), "name_len": (20, 22, 24, 28), "max_keys": (6, 8, 9, 12)}
 #: The tool's table of settings, fixed in its source (not drawn).
 MAX_ENTRIES = 128
-#: One marker every level-5 instruction has (the recipe and ``read_level`` know the level by it).
-MARKER = "the legacy `cfgnorm`"
-
-
-class NoCompiler(RuntimeError):
-    """config-repair level 5 builds its legacy tool with the host's C compiler, and there is none."""
-
-
-@functools.cache
-def build(line_max: int, name_len: int, max_keys: int, *, licence: bool = True) -> bytes:
-    """The tool compiled with these numbers (static, stripped): what the task ships, or with ``licence=False``
-    the build the generator runs here to know the answers."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise NoCompiler(
-            "config-repair level 5 compiles its legacy tool (autoenv/families/config_repair/files/cfgnorm.c) with "
-            "gcc, and this machine has no C compiler: bash scripts/system-deps.sh installs gcc and libc6-dev"
-        )
-    defines = [f"-DLINE_MAX_={line_max}", f"-DNAME_LEN={name_len}", f"-DMAX_KEYS={max_keys}"]
-    with tempfile.TemporaryDirectory(prefix="autoenv-cfgnorm-") as tmp:
-        out = Path(tmp) / "cfgnorm"
-        argv = [compiler, "-std=c99", "-O2", "-static", "-s", *defines, *([] if licence else ["-DNO_LICENCE"])]
-        done = subprocess.run([*argv, "-o", str(out), str(SOURCE)], capture_output=True, text=True)
-        if done.returncode != 0:
-            problem = done.stderr.strip()[-600:]
-            raise NoCompiler(f"{SOURCE} did not compile: {problem} (libc6-dev has the static C library)")
-        return out.read_bytes()
-
-
-def run_tool(params: dict[str, int], config: bytes | None) -> tuple[bytes, int]:
-    """The legacy tool's standard output and exit status for ``config`` (None: a path that does not exist)."""
-    binary = build(params["line_max"], params["name_len"], params["max_keys"], licence=False)
-    with tempfile.TemporaryDirectory(prefix="autoenv-cfgnorm-") as tmp:
-        tool = Path(tmp) / "cfgnorm"
-        tool.write_bytes(binary)
-        tool.chmod(0o755)
-        path = Path(tmp) / ("in.ini" if config is not None else "missing.ini")
-        if config is not None:
-            path.write_bytes(config)
-        done = subprocess.run([str(tool), str(path)], capture_output=True, timeout=60)
-    return done.stdout, done.returncode
-
-
-def program(params: dict[str, int]) -> str:
-    """``/app/cfgnorm.py`` for a tool built with ``params``."""
-    return fill_program(PROGRAM.read_text(), params)
 
 
 def sample_config(
@@ -241,16 +193,17 @@ def hidden_configs(rng: random.Random, params: dict[str, int], sample: str) -> d
 
 
 def instruction(service: str, ini: str) -> str:
-    return textwrap.dedent(f"""\
+    return (
+        textwrap.dedent(f"""\
         # Retire the legacy `cfgnorm`
 
         The {service} service's launcher, written in 2004, reads its configuration through
-        the legacy `cfgnorm` tool, a C program whose source is lost: `{TOOL} CONFIG` reads the
+        {CFGNORM.marker} tool, a C program whose source is lost: `{CFGNORM.tool} CONFIG` reads the
         INI-style file `CONFIG` and prints the configuration the launcher would load, with the problems
         it finds, and exits with a status of its own. The tool is being removed from every machine, and
         nobody has ever written down what it does.
 
-        Write `{REPLACEMENT}`, a replacement such that `python3 {REPLACEMENT} CONFIG` prints exactly
+        Write `{CFGNORM.replacement}`, a replacement such that `python3 {CFGNORM.replacement} CONFIG` prints exactly
         what `cfgnorm CONFIG` prints, byte for byte, and exits with the same status, for **any** file
         `CONFIG` people may hand-edit, including the odd ones: very long lines, long section and key
         names in any letter case and in any bytes, comments and blanks in unexpected places, repeated
@@ -260,84 +213,9 @@ def instruction(service: str, ini: str) -> str:
 
         - The service's config is `/app/config/{ini}`; `cfgnorm` is installed here, so you can run it on
           any file you like.
-        - The tests run your program on other configs, on a machine where `cfgnorm` and its licence
-          (`{LICENCE}`) are gone: your program must not run `cfgnorm` or a copy of it (no executable
-          binary may be left under `/app`).
-        - Use the Python 3 standard library only.
         """)
-
-
-TESTS = '''\
-"""The replacement, run as nobody on configs the solver never saw, against the legacy tool's own output."""
-
-import base64
-import json
-import os
-from pathlib import Path
-
-import pytest
-from agentcall import agent_folder, run_agent  # the agent's program runs as nobody
-
-EXPECTED = json.loads(__EXPECTED__)
-HERE = Path(__file__).parent
-
-
-def run_program(config):
-    """stdout (bytes) and exit status of the replacement on ``config`` (None: a path that does not exist)."""
-    work = agent_folder({"in.ini": config} if config is not None else {}, writable=True)
-    path = work / ("in.ini" if config is not None else "missing.ini")
-    out = work / "stdout.bin"
-    done = run_agent(["sh", "-c", 'exec python3 __REPLACEMENT__ "$0" > "$1"', str(path), str(out)], cwd="/app",
-                     timeout=60)
-    return (out.read_bytes() if out.exists() else b""), done.returncode
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_same_output_as_the_legacy_tool(name):
-    want = EXPECTED[name]
-    config = None if want["config"] is None else (HERE / name).read_bytes()
-    stdout, status = run_program(config)
-    assert status == want["status"], f"{name}: exit status {status}, cfgnorm exits {want['status']}"
-    expected = base64.b64decode(want["stdout"])
-    assert stdout == expected, (
-        f"{name}: the output differs from cfgnorm's:\\n{stdout[:1500]!r}\\ncfgnorm printed:\\n{expected[:1500]!r}"
+        + CFGNORM.retirement_note()
     )
-
-
-def test_no_executable_binary_is_left_in_app():
-    """The tool is retired: a copy of it (or any ELF program) under /app does not count as a replacement."""
-    scan = (
-        "import os, sys\\n"
-        "found = []\\n"
-        "for root, dirs, files in os.walk('/app'):\\n"
-        "    for f in files:\\n"
-        "        p = os.path.join(root, f)\\n"
-        "        try:\\n"
-        "            if os.path.isfile(p) and not os.path.islink(p):\\n"
-        "                with open(p, 'rb') as fh:\\n"
-        "                    head = fh.read(4)\\n"
-        "                if head == b'\\\\x7fELF':\\n"
-        "                    found.append(p)\\n"
-        "        except OSError:\\n"
-        "            pass\\n"
-        "print('\\\\n'.join(found))\\n"
-    )
-    done = run_agent(["python3", "-I", "-c", scan], cwd="/", text=True, timeout=60)
-    assert done.returncode == 0 and not done.stdout.strip(), f"ELF programs under /app: {done.stdout.strip()}"
-'''
-
-
-def tests_text(expected: dict[str, Any]) -> str:
-    return TESTS.replace("__EXPECTED__", repr(json.dumps(expected, sort_keys=True))).replace(
-        "__REPLACEMENT__", REPLACEMENT
-    )
-
-
-def test_sh(support: list[str]) -> str:
-    """The family's graded pytest run (:func:`~autoenv.families.base.pytest_test_sh`), after removing the tool and
-    its licence from the grading machine."""
-    retire = f"# the legacy tool is retired: no copy of it runs without its licence\nrm -f {TOOL} {LICENCE}\n"
-    return pytest_test_sh(*support).replace(LOCK_VERDICT, LOCK_VERDICT + retire, 1)
 
 
 def generate(case: SeedCase, rng: random.Random, g: ModuleType) -> TaskDraft:
@@ -346,42 +224,10 @@ def generate(case: SeedCase, rng: random.Random, g: ModuleType) -> TaskDraft:
     params = {key: rng.choice(values) for key, values in CHOICES.items()}
     service, ini, sections, schema, values = g.draw_config(rng)
     sample = sample_config(g, rng, service, sections, schema, values)
-    hidden: dict[str, bytes | None] = {**hidden_configs(rng, params, sample), ini: sample.encode()}
-    expected = {}
-    for name, config in hidden.items():
-        stdout, status = run_tool(params, config)
-        shown = base64.b64encode(stdout).decode()
-        expected[name] = {"config": None if config is None else name, "stdout": shown, "status": status}
-    support = sorted(name for name, config in hidden.items() if config is not None)
-    solution = solve_sh(
-        f"cat > {REPLACEMENT} <<'CFGNORM'\n"
-        + program(params)
-        + "CFGNORM\n"
-        + f"python3 {REPLACEMENT} /app/config/{ini} | cmp - <(cfgnorm /app/config/{ini}) && echo same output\n"
-    )
-    secret = "".join(rng.choice("0123456789abcdef") for _ in range(32))
-    docker = dockerfile() + f"COPY legacy/cfgnorm {TOOL}\nCOPY legacy/licence {LICENCE}\n"
-    files: dict[str, str | bytes] = {
-        "instruction.md": instruction(service, ini),
-        "task.toml": task_toml(
-            family=g.NAME,
-            seed_case=case.id,
-            category=g.CATEGORY,
-            tags=g.TAGS,
-            difficulty="hard",
-            agent_timeout=900.0,
-            verifier_timeout=300.0,
-        ),  # fmt: skip
-        "environment/Dockerfile": docker,
-        f"environment/app/config/{ini}": sample,
-        "environment/legacy/cfgnorm": build(params["line_max"], params["name_len"], params["max_keys"]),
-        "environment/legacy/licence": f"cfgnorm 1.4 site licence {secret}\n",
-        "solution/solve.sh": solution,
-        "tests/test.sh": test_sh(support),
-        "tests/test_outputs.py": tests_text(expected),
-        "tests/agentcall.py": AGENTCALL,
-        **{f"tests/{name}": hidden[name] for name in support},
-    }
+    files = CFGNORM.task_files(
+        case, family=g.NAME, category=g.CATEGORY, tags=g.TAGS, instruction=instruction(service, ini), params=params,
+        sample_path=f"/app/config/{ini}", sample=sample, hidden=hidden_configs(rng, params, sample), rng=rng,
+    )  # fmt: skip
     return TaskDraft(
         name=task_name(g.NAME, rng, f"legacy-cfgnorm-{service}"),
         family=g.NAME,

@@ -11,51 +11,34 @@ Its ``difficulty`` is the level's skill key.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from autoenv.families.config_repair import legacy
 from autoenv.families.config_repair.generator import LADDER
 from autoenv.families.config_repair.ladder import PROGRAM
-from autoenv.families.solver import Episode, Plan, ProgramRecipe
-from autoenv.shared.actions import FinishAction, RunAction, WriteFileAction
+from autoenv.families.config_repair.legacy import CFGNORM
+from autoenv.families.solver import Episode, ProgramRecipe
 
 
 class ConfigRepairRecipe(ProgramRecipe):
     name = "config_repair"
     ladder = LADDER
     #: Levels 3 and 4 no longer list level 2's breakages: each level's phrases, not a climb.
-    level_markers = (("byte-order mark",), ("CHANGES.md",), ("CHANGES.md", PROGRAM), (legacy.MARKER,))
+    level_markers = (("byte-order mark",), ("CHANGES.md",), ("CHANGES.md", PROGRAM), (CFGNORM.marker,))
     markers = ("service.py --check", "evidently")
 
     def match(self, instruction: str) -> dict[str, Any] | None:
-        if legacy.MARKER in instruction and legacy.TOOL in instruction:
+        if CFGNORM.marker in instruction and CFGNORM.tool in instruction:
             ini = re.search(r"`(/app/config/[\w.-]+\.ini)`", instruction)
             if ini is None:
                 return None
-            return {"legacy": True, "ini": ini.group(1), "program_path": legacy.REPLACEMENT, "inputs": [ini.group(1)]}
+            return {"legacy": True, "ini": ini.group(1), "program_path": CFGNORM.replacement, "inputs": [ini.group(1)]}
         return super().match(instruction)
 
     def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
-        if not found.get("legacy"):
-            yield from super().solve(instruction, found)
-            return
-        probed = yield Plan([RunAction(command=PROBE, timeout_sec=300)], "Find what the tool was built with.")
-        numbers = re.search(r"^PROBED (\{.*\})$", probed[-1].output if probed else "", re.M)
-        if not numbers:
-            yield Plan([FinishAction(message="The probes found nothing.")], "Give up.", {"intent": "recipe_failed"})
-            return
-        ini, program = found["ini"], legacy.REPLACEMENT
-        compare = f"python3 {program} {ini} | cmp - <({legacy.TOOL} {ini}) && echo same"
-        yield Plan(
-            [
-                WriteFileAction(path=program, content=legacy.program(json.loads(numbers.group(1)))),
-                RunAction(command=compare, timeout_sec=120),
-            ],
-            "Write the replacement with those numbers and compare it with the tool on the service's config.",
-        )
-        yield Plan([FinishAction(message=f"Done ({self.name}, legacy tool).")], "Done.")
+        if found.get("legacy"):
+            return CFGNORM.episode(self.name, PROBE, found["ini"])
+        return super().solve(instruction, found)
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         ini = re.search(r"`(/app/config/[\w.-]+\.ini)`", instruction).group(1)
@@ -79,25 +62,17 @@ RECIPE = ConfigRepairRecipe()
 #: The level-5 probes: the shortest setting line the tool reads as two (its buffer: the cut-off tail has no `=`),
 #: the longest key it prints (its name buffer) and how many of a hundred keys one section keeps, printed as
 #: ``PROBED {json}``.
-PROBE = f"""python3 - <<'PY'
-import json, os, subprocess, tempfile
-
-def output(data):
-    with tempfile.NamedTemporaryFile(delete=False) as fh:
-        fh.write(data)
-    try:
-        return subprocess.run(["{legacy.TOOL}", fh.name], capture_output=True).stdout.split(b"\\n")
-    finally:
-        os.unlink(fh.name)
-
+PROBE = CFGNORM.probe(
+    r"""
 def complains(length):
-    return any(b": line " in line for line in output(b"[s]\\nk=" + b"x" * (length - 2) + b"\\n"))
+    return any(b": line " in line for line in run(b"[s]\nk=" + b"x" * (length - 2) + b"\n")[0])
 
 low, high = 8, 1 << 14  # complains(high): the buffer is shorter than that
 while low < high:
     middle = (low + high) // 2
     low, high = (low, middle) if complains(middle) else (middle + 1, high)
-key = output(b"[s]\\n" + b"k" * 60 + b" = 1\\n")[0]
-kept = [line for line in output(b"[s]\\n" + b"".join(b"k%03d = 1\\n" % i for i in range(100))) if line[:2] == b"s."]
-print("PROBED " + json.dumps({{"line_max": low, "name_len": len(key) - len(b"s.=1") + 1, "max_keys": len(kept)}}))
-PY"""
+key = run(b"[s]\n" + b"k" * 60 + b" = 1\n")[0][0]
+kept = [line for line in run(b"[s]\n" + b"".join(b"k%03d = 1\n" % i for i in range(100)))[0] if line[:2] == b"s."]
+print("PROBED " + json.dumps({"line_max": low, "name_len": len(key) - len(b"s.=1") + 1, "max_keys": len(kept)}))
+"""
+)

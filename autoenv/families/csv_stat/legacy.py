@@ -16,102 +16,51 @@ probed the numbers and names) passing validation is what shows it matches the C 
 
 from __future__ import annotations
 
-import base64
-import functools
-import json
 import random
-import shutil
-import subprocess
-import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import LOCK_VERDICT, TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
-from autoenv.families.solver import fill_program
-from autoenv.grading import AGENTCALL
+from autoenv.families.base import TaskDraft, task_name
+from autoenv.families.legacy_tool import LegacyTool
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
 FILES = Path(__file__).with_name("files")
-SOURCE = FILES / "grpstat.c"
-#: The replacement in Python (reference solution and scripted solver alike), with a ``PARAMS`` line to fill.
-PROGRAM_TEXT = FILES / "legacy_program.py"
-PROGRAM = "/app/grpstat.py"
-TOOL = "/usr/local/bin/grpstat"
-LICENCE = "/etc/grpstat/licence"
+GRPSTAT = LegacyTool(
+    name="grpstat",
+    version="1.4",
+    source=FILES / "grpstat.c",
+    program_text=FILES / "legacy_program.py",
+    replacement="/app/grpstat.py",
+    macros={
+        "line_max": "LINE_MAX_",
+        "name_len": "NAME_LEN",
+        "max_groups": "MAX_GROUPS",
+        "group": "GROUP_COL",
+        "value": "VALUE_COL",
+        "ok": "OK_STATUS",
+    },  # fmt: skip
+    level="csv-stat level 6",
+    inputs="extracts",
+    argument="FILE",
+)
 #: The three compile-time numbers, drawn per task: what the solver has to find by running the tool. Every name of
 #: the family's domains (8 bytes at most) fits the shortest name buffer, and a sample's groups the smallest table.
 CHOICES = {"line_max": (64, 80, 96, 128), "name_len": (10, 12, 14, 16), "max_groups": (8, 10, 12, 16)}
 #: The tool's fixed field limit (files/grpstat.c's MAX_FIELDS), not drawn.
 MAX_FIELDS = 16
-#: One marker every level-6 instruction has (the recipe knows the level by it).
-MARKER = "the legacy `grpstat`"
 OTHER_STATUSES = ["error", "retry", "void"]
 BAD_VALUES = ["", "NA", "n/a", "-", "null", "?"]
-
-
-class NoCompiler(RuntimeError):
-    """csv-stat level 6 builds its legacy tool with the host's C compiler, and there is none."""
-
-
-def c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-@functools.cache
-def build(line_max: int, name_len: int, max_groups: int, group: str, value: str, ok: str, *, licence: bool = True):
-    """The tool compiled with these numbers and names (static, stripped): what the task ships, or with
-    ``licence=False`` the build the generator runs here to know the answers."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise NoCompiler(
-            "csv-stat level 6 compiles its legacy tool (autoenv/families/csv_stat/files/grpstat.c) with gcc, and "
-            "this machine has no C compiler: bash scripts/system-deps.sh installs gcc and libc6-dev"
-        )
-    defines = [f"-DLINE_MAX_={line_max}", f"-DNAME_LEN={name_len}", f"-DMAX_GROUPS={max_groups}"]
-    defines += [f"-DGROUP_COL={c_string(group)}", f"-DVALUE_COL={c_string(value)}", f"-DOK_STATUS={c_string(ok)}"]
-    with tempfile.TemporaryDirectory(prefix="autoenv-grpstat-") as tmp:
-        out = Path(tmp) / "grpstat"
-        argv = [compiler, "-std=c99", "-O2", "-static", "-s", *defines, *([] if licence else ["-DNO_LICENCE"])]
-        done = subprocess.run([*argv, "-o", str(out), str(SOURCE)], capture_output=True, text=True)
-        if done.returncode != 0:
-            problem = done.stderr.strip()[-600:]
-            raise NoCompiler(f"{SOURCE} did not compile: {problem} (libc6-dev has the static C library)")
-        return out.read_bytes()
-
-
-def binary(params: dict[str, Any], *, licence: bool = True) -> bytes:
-    keys = ("line_max", "name_len", "max_groups", "group", "value", "ok")
-    return build(*(params[key] for key in keys), licence=licence)
-
-
-def run_tool(params: dict[str, Any], data: bytes | None) -> tuple[bytes, int]:
-    """The legacy tool's standard output and exit status for ``data`` (None: a path that does not exist)."""
-    tool_bytes = binary(params, licence=False)
-    with tempfile.TemporaryDirectory(prefix="autoenv-grpstat-") as tmp:
-        tool = Path(tmp) / "grpstat"
-        tool.write_bytes(tool_bytes)
-        tool.chmod(0o755)
-        path = Path(tmp) / ("in.csv" if data is not None else "missing.csv")
-        if data is not None:
-            path.write_bytes(data)
-        done = subprocess.run([str(tool), str(path)], capture_output=True, timeout=60)
-    return done.stdout, done.returncode
-
-
-def program(params: dict[str, Any]) -> str:
-    """``/app/grpstat.py`` for a tool built with ``params``."""
-    return fill_program(PROGRAM_TEXT.read_text(), params)
 
 
 def reference(params: dict[str, Any], *, float32: bool = True) -> Callable[[bytes], tuple[bytes, int]]:
     """The reference program's ``report`` (stdout, status) for a tool built with ``params``; ``float32=False``: the
     same program summing in double precision (what a replacement that never saw the float corners computes)."""
     scope: dict[str, Any] = {}
-    source = program(params).replace('if __name__ == "__main__":', "if False:")
+    source = GRPSTAT.program(params).replace('if __name__ == "__main__":', "if False:")
     exec(compile(source, "grpstat.py", "exec"), scope)  # noqa: S102 - the family's own reference
     if not float32:
         scope["f32"] = float
@@ -253,15 +202,16 @@ def hidden_csvs(rng: random.Random, params: dict[str, Any], spec: dict[str, Any]
 
 def instruction(spec: dict[str, Any], data_path: str) -> str:
     group, value = spec["group"], spec["value"]
-    return textwrap.dedent(f"""\
+    return (
+        textwrap.dedent(f"""\
         # Retire the legacy `grpstat`
 
         The {spec["domain"]} team summarises its CSV extracts (like `{data_path}`: `id,{group},{value},status`)
-        with the legacy `grpstat` tool, a C program from 2001 whose source is lost: `{TOOL} FILE` prints a
+        with {GRPSTAT.marker} tool, a C program from 2001 whose source is lost: `{GRPSTAT.tool} FILE` prints a
         per-{group} report of the extract `FILE` to standard output. The tool is being removed from every machine,
         and nobody has ever written down what it does.
 
-        Write `{PROGRAM}`, a replacement such that `python3 {PROGRAM} FILE` prints exactly what
+        Write `{GRPSTAT.replacement}`, a replacement such that `python3 {GRPSTAT.replacement} FILE` prints exactly what
         `grpstat FILE` prints, byte for byte, and exits with the same status, for **any** file `FILE` the
         exporters may write, including the odd ones: very long lines, NUL and other stray bytes, quoted fields
         with commas, columns in another order, in another case or among many others, {group} names of any length
@@ -271,81 +221,9 @@ def instruction(spec: dict[str, Any], data_path: str) -> str:
         writes to standard error does not matter.
 
         - `grpstat` is installed here, so you can run it on any file you like.
-        - The tests run your program on other extracts, on a machine where `grpstat` and its licence
-          (`{LICENCE}`) are gone: your program must not run `grpstat` or a copy of it (no executable
-          binary may be left under `/app`).
-        - Use the Python 3 standard library only.
         """)
-
-
-TESTS = '''\
-"""The replacement, run as nobody on extracts the solver never saw, against the legacy tool's own output."""
-
-import base64
-import json
-from pathlib import Path
-
-import pytest
-from agentcall import agent_folder, run_agent  # the agent's program runs as nobody
-
-EXPECTED = json.loads(__EXPECTED__)
-HERE = Path(__file__).parent
-
-
-def run_program(data):
-    """stdout (bytes) and exit status of the replacement on ``data`` (None: a path that does not exist)."""
-    work = agent_folder({"in.csv": data} if data is not None else {}, writable=True)
-    path = work / ("in.csv" if data is not None else "missing.csv")
-    out = work / "stdout.bin"
-    done = run_agent(["sh", "-c", 'exec python3 /app/grpstat.py "$0" > "$1"', str(path), str(out)], cwd="/app",
-                     timeout=60)
-    return (out.read_bytes() if out.exists() else b""), done.returncode
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_same_report_as_the_legacy_tool(name):
-    want = EXPECTED[name]
-    data = None if want["file"] is None else (HERE / name).read_bytes()
-    stdout, status = run_program(data)
-    assert status == want["status"], f"{name}: exit status {status}, grpstat exits {want['status']}"
-    expected = base64.b64decode(want["stdout"])
-    assert stdout == expected, (
-        f"{name}: the report differs from grpstat's:\\n{stdout[:1500]!r}\\ngrpstat printed:\\n{expected[:1500]!r}"
+        + GRPSTAT.retirement_note()
     )
-
-
-def test_no_executable_binary_is_left_in_app():
-    """The tool is retired: a copy of it (or any ELF program) under /app does not count as a replacement."""
-    scan = (
-        "import os, sys\\n"
-        "found = []\\n"
-        "for root, dirs, files in os.walk('/app'):\\n"
-        "    for f in files:\\n"
-        "        p = os.path.join(root, f)\\n"
-        "        try:\\n"
-        "            if os.path.isfile(p) and not os.path.islink(p):\\n"
-        "                with open(p, 'rb') as fh:\\n"
-        "                    head = fh.read(4)\\n"
-        "                if head == b'\\\\x7fELF':\\n"
-        "                    found.append(p)\\n"
-        "        except OSError:\\n"
-        "            pass\\n"
-        "print('\\\\n'.join(found))\\n"
-    )
-    done = run_agent(["python3", "-I", "-c", scan], cwd="/", text=True, timeout=60)
-    assert done.returncode == 0 and not done.stdout.strip(), f"ELF programs under /app: {done.stdout.strip()}"
-'''
-
-
-def tests_text(expected: dict[str, Any]) -> str:
-    return TESTS.replace("__EXPECTED__", repr(json.dumps(expected, sort_keys=True)))
-
-
-def test_sh(support: list[str]) -> str:
-    """The family's graded pytest run (:func:`~autoenv.families.base.pytest_test_sh`), after removing the tool and
-    its licence from the grading machine."""
-    retire = f"# the legacy tool is retired: no copy of it runs without its licence\nrm -f {TOOL} {LICENCE}\n"
-    return pytest_test_sh(*support).replace(LOCK_VERDICT, LOCK_VERDICT + retire, 1)
 
 
 def draw_sample(rng: random.Random, params: dict[str, Any], spec: dict[str, Any]) -> str:
@@ -370,44 +248,11 @@ def generate(case: SeedCase, rng: random.Random, family: Any) -> TaskDraft:
     spec = {"domain": domain, "group": group, "value": value, "ok": ok, "groups": groups, "mu_sd": mu_sd,
             "prefix": domain[:2].upper()}  # fmt: skip
     data_path = f"/app/data/{domain}.csv"
-    sample = draw_sample(rng, params, spec)
-    hidden = hidden_csvs(rng, params, spec)
-    hidden["app.csv"] = sample.encode()
-    expected = {}
-    for name, data in hidden.items():
-        stdout, status = run_tool(params, data)
-        shown = base64.b64encode(stdout).decode()
-        expected[name] = {"file": None if data is None else name, "stdout": shown, "status": status}
-    support = sorted(name for name, data in hidden.items() if data is not None)
-    solution = solve_sh(
-        f"cat > {PROGRAM} <<'GRPSTAT'\n"
-        + program(params)
-        + "GRPSTAT\n"
-        + f"python3 {PROGRAM} {data_path} | cmp - <(grpstat {data_path}) && echo same report\n"
-    )
-    secret = "".join(rng.choice("0123456789abcdef") for _ in range(32))
-    docker = dockerfile() + f"COPY legacy/grpstat {TOOL}\nCOPY legacy/licence {LICENCE}\n"
-    files: dict[str, str | bytes] = {
-        "instruction.md": instruction(spec, data_path),
-        "task.toml": task_toml(
-            family=family.NAME,
-            seed_case=case.id,
-            category=family.CATEGORY,
-            tags=[*family.TAGS, "legacy"],
-            difficulty="hard",
-            agent_timeout=900.0,
-            verifier_timeout=300.0,
-        ),  # fmt: skip
-        "environment/Dockerfile": docker,
-        f"environment/app/data/{domain}.csv": sample,
-        "environment/legacy/grpstat": binary(params),
-        "environment/legacy/licence": f"grpstat 1.4 site licence {secret}\n",
-        "solution/solve.sh": solution,
-        "tests/test.sh": test_sh(support),
-        "tests/test_outputs.py": tests_text(expected),
-        "tests/agentcall.py": AGENTCALL,
-        **{f"tests/{name}": hidden[name] for name in support},
-    }
+    files = GRPSTAT.task_files(
+        case, family=family.NAME, category=family.CATEGORY, tags=[*family.TAGS, "legacy"],
+        instruction=instruction(spec, data_path), params=params, sample_path=data_path,
+        sample=draw_sample(rng, params, spec), hidden=hidden_csvs(rng, params, spec), rng=rng,
+    )  # fmt: skip
     return TaskDraft(
         name=task_name(family.NAME, rng, "legacy-grpstat"),
         family=family.NAME,

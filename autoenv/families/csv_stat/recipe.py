@@ -11,16 +11,15 @@ shipped extract.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import Any
 
-from autoenv.families.csv_stat import legacy, level5
+from autoenv.families.csv_stat import level5
 from autoenv.families.csv_stat.generator import LADDER
 from autoenv.families.csv_stat.ladder import PROGRAM
-from autoenv.families.solver import Episode, Plan, ProgramRecipe, fill_program, first
-from autoenv.shared.actions import FinishAction, RunAction, WriteFileAction
+from autoenv.families.csv_stat.legacy import GRPSTAT
+from autoenv.families.solver import Episode, ProgramRecipe, fill_program, first
 
 #: What only a level-5 instruction says.
 DICTIONARY = "/app/data/DICTIONARY.md"
@@ -32,7 +31,7 @@ class CsvStatRecipe(ProgramRecipe):
     naive_variant = True
 
     def difficulty(self, instruction: str) -> str | None:
-        if legacy.MARKER in instruction:  # level 6: the legacy tool is the specification
+        if GRPSTAT.marker in instruction:  # level 6: the legacy tool is the specification
             return LADDER[5].skill()
         if DICTIONARY in instruction:  # level 5: a dictionary's rules, unseen corners, a time limit
             return LADDER[4].skill()
@@ -41,9 +40,9 @@ class CsvStatRecipe(ProgramRecipe):
         return "clean" if "has been cleaned already" in instruction else "messy"
 
     def match(self, instruction: str) -> dict[str, Any] | None:
-        if legacy.MARKER in instruction and legacy.TOOL in instruction:
+        if GRPSTAT.marker in instruction and GRPSTAT.tool in instruction:
             data = first(r"\(like `(/app/data/[\w.-]+\.csv)`", instruction)
-            return {"legacy": True, "data": data, "program_path": legacy.PROGRAM, "inputs": [data], "outputs": []}
+            return {"legacy": True, "data": data, "program_path": GRPSTAT.replacement, "inputs": [data], "outputs": []}
         if DICTIONARY in instruction and "Values are checked to within" in instruction:
             try:
                 return self.parse_dictionary_task(instruction)
@@ -69,25 +68,11 @@ class CsvStatRecipe(ProgramRecipe):
         }
 
     def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
-        if not found.get("legacy"):
-            yield from super().solve(instruction, found)
-            return
-        probe = PROBE.replace("__DATA__", repr(found["data"]))
-        probed = yield Plan([RunAction(command=probe, timeout_sec=300)], "Find what the tool was built with.")
-        numbers = re.search(r"^PROBED (\{.*\})$", probed[-1].output if probed else "", re.M)
-        if not numbers:
-            yield Plan([FinishAction(message="The probes found nothing.")], "Give up.", {"intent": "recipe_failed"})
-            return
-        data = shlex.quote(found["data"])
-        compare = f"python3 {legacy.PROGRAM} {data} | cmp - <({legacy.TOOL} {data}) && echo same"
-        yield Plan(
-            [
-                WriteFileAction(path=legacy.PROGRAM, content=legacy.program(json.loads(numbers.group(1)))),
-                RunAction(command=compare, timeout_sec=120),
-            ],
-            "Write the replacement with those numbers and compare it with the tool on the shipped extract.",
-        )
-        yield Plan([FinishAction(message=f"Done ({self.name}, legacy tool).")], "Done.")
+        if found.get("legacy"):
+            return GRPSTAT.episode(
+                self.name, PROBE.replace("__DATA__", repr(found["data"])), shlex.quote(found["data"])
+            )
+        return super().solve(instruction, found)
 
     def program(self, params: dict[str, Any]) -> str:
         if params.get("level5") and not params.get("naive"):
@@ -126,38 +111,29 @@ RECIPE = CsvStatRecipe()
 #: it misses), the final status (which of the shipped extract's statuses counts a row), the shortest line the tool
 #: reads as two (its buffer), the longest name it prints (its name buffer) and how many groups it lists out of a
 #: hundred (its table).
-PROBE = f"""python3 - <<'PY'
-import json, os, subprocess, tempfile
-
-def run(data):
-    with tempfile.NamedTemporaryFile(delete=False) as fh:
-        fh.write(data)
-    try:
-        done = subprocess.run(["{legacy.TOOL}", fh.name], capture_output=True)
-    finally:
-        os.unlink(fh.name)
-    return done.stdout.split(b"\\n"), done.stderr.decode(errors="replace")
-
+PROBE = GRPSTAT.probe(
+    r"""
 columns = []
 for _ in range(3):
-    columns.append(run((",".join(columns) + "\\n").encode())[1].split("'")[1])
+    columns.append(run((",".join(columns) + "\n").encode())[1].split("'")[1])
 group, value, status = columns
-head = ("id,%s,%s,%s\\n" % (group, value, status)).encode()
+head = ("id,%s,%s,%s\n" % (group, value, status)).encode()
 with open(__DATA__, "rb") as fh:
     names = fh.readline().decode().strip().split(",")
-    statuses = sorted({{line.decode().strip().split(",")[names.index(status)] for line in fh if line.strip()}})
-ok = next(s for s in statuses if run(head + ("1,g,1,%s\\n" % s).encode())[0][-2].split()[1] == b"1")
+    statuses = sorted({line.decode().strip().split(",")[names.index(status)] for line in fh if line.strip()})
+ok = next(s for s in statuses if run(head + ("1,g,1,%s\n" % s).encode())[0][-2].split()[1] == b"1")
 
 def rows(length):
     line = ("1,g,1,%s," % ok).encode()
-    return int(run(head + line + b"x" * (length - len(line)) + b"\\n")[0][1].split()[1])
+    return int(run(head + line + b"x" * (length - len(line)) + b"\n")[0][1].split()[1])
 
 low, high = 20, 1 << 14  # rows(high) is 2: the buffer is shorter than that
 while low < high:
     middle = (low + high) // 2
     low, high = (low, middle) if rows(middle) > 1 else (middle + 1, high)
-name = run(head + ("1,%s,1,%s\\n" % ("n" * 40, ok)).encode())[0][5].split()[0]
-listed = run(head + "".join("1,s%03d,1,%s\\n" % (i, ok) for i in range(100)).encode())[0][5:-2]
-params = {{"line_max": low, "name_len": len(name) + 1, "max_groups": len(listed), "group": group, "value": value}}
-print("PROBED " + json.dumps({{**params, "ok": ok}}))
-PY"""
+name = run(head + ("1,%s,1,%s\n" % ("n" * 40, ok)).encode())[0][5].split()[0]
+listed = run(head + "".join("1,s%03d,1,%s\n" % (i, ok) for i in range(100)).encode())[0][5:-2]
+params = {"line_max": low, "name_len": len(name) + 1, "max_groups": len(listed), "group": group, "value": value}
+print("PROBED " + json.dumps({**params, "ok": ok}))
+"""
+)

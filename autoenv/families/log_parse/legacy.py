@@ -15,83 +15,37 @@ probed the three numbers) passing validation is what shows it matches the C prog
 
 from __future__ import annotations
 
-import base64
-import functools
-import json
 import random
-import shutil
-import subprocess
-import tempfile
 import textwrap
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import LOCK_VERDICT, TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
-from autoenv.families.solver import fill_program
-from autoenv.grading import AGENTCALL
+from autoenv.families.base import TaskDraft, task_name
+from autoenv.families.legacy_tool import LegacyTool
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
 FILES = Path(__file__).with_name("files")
-SOURCE = FILES / "logsum.c"
-#: The replacement in Python (reference solution and scripted solver alike), with a ``PARAMS`` line to fill.
-PROGRAM = FILES / "legacy_program.py"
-TOOL = "/usr/local/bin/logsum"
-LICENCE = "/etc/logsum/licence"
+LOGSUM = LegacyTool(
+    name="logsum",
+    version="2.3",
+    source=FILES / "logsum.c",
+    program_text=FILES / "legacy_program.py",
+    replacement="/app/logsum.py",
+    macros={"line_max": "LINE_MAX_", "svc_len": "SVC_LEN", "max_svc": "MAX_SVC"},
+    level="log-parse level 5",
+    inputs="logs",
+    argument="LOG",
+)
 #: The three compile-time numbers, drawn per task: what the solver has to find by running the tool.
 CHOICES = {"line_max": (96, 112, 128, 160), "svc_len": (9, 10, 11, 13), "max_svc": (12, 14, 16, 20)}
-#: One marker every level-5 instruction has (the recipe and ``read_level`` know the level by it).
-MARKER = "the legacy `logsum`"
+SAMPLE = "/app/logs/app.log"
 
 SERVICES = ["auth", "billing", "search", "gateway", "mailer", "reports", "ledger", "tokens"]
 LEVELS = ["DEBUG", "INFO", "WARN", "ERROR"]
 MESSAGES = ["request served", "cache miss", "retrying upstream", "user login", "query slow", "job finished"]
-
-
-class NoCompiler(RuntimeError):
-    """log-parse level 5 builds its legacy tool with the host's C compiler, and there is none."""
-
-
-@functools.cache
-def build(line_max: int, svc_len: int, max_svc: int, *, licence: bool = True) -> bytes:
-    """The tool compiled with these numbers (static, stripped): what the task ships, or with ``licence=False``
-    the build the generator runs here to know the answers."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise NoCompiler(
-            "log-parse level 5 compiles its legacy tool (autoenv/families/log_parse/files/logsum.c) with gcc, and "
-            "this machine has no C compiler: bash scripts/system-deps.sh installs gcc and libc6-dev"
-        )
-    defines = [f"-DLINE_MAX_={line_max}", f"-DSVC_LEN={svc_len}", f"-DMAX_SVC={max_svc}"]
-    with tempfile.TemporaryDirectory(prefix="autoenv-logsum-") as tmp:
-        out = Path(tmp) / "logsum"
-        argv = [compiler, "-std=c99", "-O2", "-static", "-s", *defines, *([] if licence else ["-DNO_LICENCE"])]
-        done = subprocess.run([*argv, "-o", str(out), str(SOURCE)], capture_output=True, text=True)
-        if done.returncode != 0:
-            problem = done.stderr.strip()[-600:]
-            raise NoCompiler(f"{SOURCE} did not compile: {problem} (libc6-dev has the static C library)")
-        return out.read_bytes()
-
-
-def run_tool(params: dict[str, int], log: bytes | None) -> tuple[bytes, int]:
-    """The legacy tool's standard output and exit status for ``log`` (None: a path that does not exist)."""
-    binary = build(params["line_max"], params["svc_len"], params["max_svc"], licence=False)
-    with tempfile.TemporaryDirectory(prefix="autoenv-logsum-") as tmp:
-        tool = Path(tmp) / "logsum"
-        tool.write_bytes(binary)
-        tool.chmod(0o755)
-        path = Path(tmp) / ("in.log" if log is not None else "missing.log")
-        if log is not None:
-            path.write_bytes(log)
-        done = subprocess.run([str(tool), str(path)], capture_output=True, timeout=60)
-    return done.stdout, done.returncode
-
-
-def program(params: dict[str, int]) -> str:
-    """``/app/logsum.py`` for a tool built with ``params``."""
-    return fill_program(PROGRAM.read_text(), params)
 
 
 def line(ts: datetime, level: str, service: str, pid: int, ms: int | str, msg: str) -> str:
@@ -189,11 +143,12 @@ def hidden_logs(rng: random.Random, params: dict[str, int], services: list[str],
 
 
 def instruction(services: list[str]) -> str:
-    return textwrap.dedent(f"""\
+    return (
+        textwrap.dedent(f"""\
         # Retire the legacy `logsum`
 
         The operations team summarises the services' logs ({", ".join(services)}, ...) with
-        the legacy `logsum` tool, a C program from 2003 whose source is lost: `{TOOL} LOG` prints a report of
+        {LOGSUM.marker} tool, a C program from 2003 whose source is lost: `{LOGSUM.tool} LOG` prints a report of
         the log file `LOG` to standard output. The tool is being removed from every machine, and nobody has
         ever written down what it does.
 
@@ -203,84 +158,11 @@ def instruction(services: list[str]) -> str:
         large for the tool, service names of any length and in any bytes, more services than the tool can
         keep track of, a file that is empty or does not exist. What it writes to standard error does not matter.
 
-        - A sample of the services' logs is in `/app/logs/app.log`; `logsum` is installed here, so you can
+        - A sample of the services' logs is in `{SAMPLE}`; `logsum` is installed here, so you can
           run it on any file you like.
-        - The tests run your program on other logs, on a machine where `logsum` and its licence
-          (`{LICENCE}`) are gone: your program must not run `logsum` or a copy of it (no executable
-          binary may be left under `/app`).
-        - Use the Python 3 standard library only.
         """)
-
-
-TESTS = '''\
-"""The replacement, run as nobody on logs the solver never saw, against the legacy tool's own output."""
-
-import base64
-import json
-import os
-from pathlib import Path
-
-import pytest
-from agentcall import agent_folder, run_agent  # the agent's program runs as nobody
-
-EXPECTED = json.loads(__EXPECTED__)
-HERE = Path(__file__).parent
-
-
-def run_program(log):
-    """stdout (bytes) and exit status of the replacement on ``log`` (None: a path that does not exist)."""
-    work = agent_folder({"in.log": log} if log is not None else {}, writable=True)
-    path = work / ("in.log" if log is not None else "missing.log")
-    out = work / "stdout.bin"
-    done = run_agent(["sh", "-c", 'exec python3 /app/logsum.py "$0" > "$1"', str(path), str(out)], cwd="/app",
-                     timeout=60)
-    return (out.read_bytes() if out.exists() else b""), done.returncode
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_same_report_as_the_legacy_tool(name):
-    want = EXPECTED[name]
-    log = None if want["log"] is None else (HERE / name).read_bytes()
-    stdout, status = run_program(log)
-    assert status == want["status"], f"{name}: exit status {status}, logsum exits {want['status']}"
-    expected = base64.b64decode(want["stdout"])
-    assert stdout == expected, (
-        f"{name}: the report differs from logsum's:\\n{stdout[:1500]!r}\\nlogsum printed:\\n{expected[:1500]!r}"
+        + LOGSUM.retirement_note()
     )
-
-
-def test_no_executable_binary_is_left_in_app():
-    """The tool is retired: a copy of it (or any ELF program) under /app does not count as a replacement."""
-    scan = (
-        "import os, sys\\n"
-        "found = []\\n"
-        "for root, dirs, files in os.walk('/app'):\\n"
-        "    for f in files:\\n"
-        "        p = os.path.join(root, f)\\n"
-        "        try:\\n"
-        "            if os.path.isfile(p) and not os.path.islink(p):\\n"
-        "                with open(p, 'rb') as fh:\\n"
-        "                    head = fh.read(4)\\n"
-        "                if head == b'\\\\x7fELF':\\n"
-        "                    found.append(p)\\n"
-        "        except OSError:\\n"
-        "            pass\\n"
-        "print('\\\\n'.join(found))\\n"
-    )
-    done = run_agent(["python3", "-I", "-c", scan], cwd="/", text=True, timeout=60)
-    assert done.returncode == 0 and not done.stdout.strip(), f"ELF programs under /app: {done.stdout.strip()}"
-'''
-
-
-def tests_text(expected: dict[str, Any]) -> str:
-    return TESTS.replace("__EXPECTED__", repr(json.dumps(expected, sort_keys=True)))
-
-
-def test_sh(support: list[str]) -> str:
-    """The family's graded pytest run (:func:`~autoenv.families.base.pytest_test_sh`), after removing the tool and
-    its licence from the grading machine."""
-    retire = f"# the legacy tool is retired: no copy of it runs without its licence\nrm -f {TOOL} {LICENCE}\n"
-    return pytest_test_sh(*support).replace(LOCK_VERDICT, LOCK_VERDICT + retire, 1)
 
 
 def generate(case: SeedCase, rng: random.Random, *, family: str, category: str, tags: list[str]) -> TaskDraft:
@@ -290,52 +172,15 @@ def generate(case: SeedCase, rng: random.Random, *, family: str, category: str, 
     start = datetime(2024, rng.randint(1, 12), rng.randint(1, 28), rng.randint(0, 12), 0, 0)
     sample = sample_log(rng, services, start)
     hidden = hidden_logs(rng, params, services, start + timedelta(days=1))
-    hidden["app.log"] = sample.encode()
-    expected = {}
-    for name, log in hidden.items():
-        stdout, status = run_tool(params, log)
-        shown = base64.b64encode(stdout).decode()
-        expected[name] = {"log": None if log is None else name, "stdout": shown, "status": status}
-    support = sorted(name for name, log in hidden.items() if log is not None)
-    solution = solve_sh(
-        "cat > /app/logsum.py <<'LOGSUM'\n"
-        + program(params)
-        + "LOGSUM\n"
-        + "python3 /app/logsum.py /app/logs/app.log | cmp - <(logsum /app/logs/app.log) && echo same report\n"
-    )
-    secret = "".join(rng.choice("0123456789abcdef") for _ in range(32))
-    docker = dockerfile() + f"COPY legacy/logsum {TOOL}\nCOPY legacy/licence {LICENCE}\n"
-    files: dict[str, str | bytes] = {
-        "instruction.md": instruction(services),
-        "task.toml": task_toml(
-            family=family,
-            seed_case=case.id,
-            category=category,
-            tags=tags,
-            difficulty="hard",
-            agent_timeout=900.0,
-            verifier_timeout=300.0,
-        ),  # fmt: skip
-        "environment/Dockerfile": docker,
-        "environment/app/logs/app.log": sample,
-        "environment/legacy/logsum": build(params["line_max"], params["svc_len"], params["max_svc"]),
-        "environment/legacy/licence": f"logsum 2.3 site licence {secret}\n",
-        "solution/solve.sh": solution,
-        "tests/test.sh": test_sh(support),
-        "tests/test_outputs.py": tests_text(expected),
-        "tests/agentcall.py": AGENTCALL,
-        **{f"tests/{name}": hidden[name] for name in support},
-    }
+    files = LOGSUM.task_files(
+        case, family=family, category=category, tags=tags, instruction=instruction(services), params=params,
+        sample_path=SAMPLE, sample=sample, hidden=hidden, rng=rng,
+    )  # fmt: skip
     return TaskDraft(
         name=task_name(family, rng, "legacy-logsum"),
         family=family,
         files=files,
         executable={"environment/legacy/logsum"},
-        params={
-            "legacy": params,
-            "services": len(services),
-            "output_path": None,
-            "stale_output": None,
-            "leak_hint": None,
-        },
-    )
+        params={"legacy": params, "services": len(services), "output_path": None, "stale_output": None,
+                "leak_hint": None},
+    )  # fmt: skip

@@ -10,15 +10,14 @@ Its ``difficulty`` is the level's skill key, so each level is a skill of its own
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from autoenv.families.levels import climbing
 from autoenv.families.log_parse import legacy
 from autoenv.families.log_parse.generator import LADDER
-from autoenv.families.solver import Episode, Plan, ProgramRecipe, first
-from autoenv.shared.actions import FinishAction, RunAction, WriteFileAction
+from autoenv.families.log_parse.legacy import LOGSUM
+from autoenv.families.solver import Episode, ProgramRecipe, first
 
 PROGRAM = "/app/logsum.py"
 
@@ -26,32 +25,18 @@ PROGRAM = "/app/logsum.py"
 class LogSummaryRecipe(ProgramRecipe):
     name = "log_summary"
     ladder = LADDER
-    level_markers = (*climbing(PROGRAM, "logging configuration declares", "retried write"), (legacy.MARKER,))
+    level_markers = (*climbing(PROGRAM, "logging configuration declares", "retried write"), (LOGSUM.marker,))
     markers = ("is **malformed**", "/app/summary.json")
 
     def match(self, instruction: str) -> dict[str, Any] | None:
-        if legacy.MARKER in instruction and legacy.TOOL in instruction:
-            return {"legacy": True, "program_path": PROGRAM, "inputs": ["/app/logs/app.log"], "outputs": []}
+        if LOGSUM.marker in instruction and LOGSUM.tool in instruction:
+            return {"legacy": True, "program_path": PROGRAM, "inputs": [legacy.SAMPLE], "outputs": []}
         return super().match(instruction)
 
     def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
-        if not found.get("legacy"):
-            yield from super().solve(instruction, found)
-            return
-        probed = yield Plan([RunAction(command=PROBE, timeout_sec=300)], "Find what the tool was built with.")
-        numbers = re.search(r"^PROBED (\{.*\})$", probed[-1].output if probed else "", re.M)
-        if not numbers:
-            yield Plan([FinishAction(message="The probes found nothing.")], "Give up.", {"intent": "recipe_failed"})
-            return
-        compare = f"python3 {PROGRAM} /app/logs/app.log | cmp - <({legacy.TOOL} /app/logs/app.log) && echo same"
-        yield Plan(
-            [
-                WriteFileAction(path=PROGRAM, content=legacy.program(json.loads(numbers.group(1)))),
-                RunAction(command=compare, timeout_sec=120),
-            ],
-            "Write the replacement with those numbers and compare it with the tool on the sample log.",
-        )
-        yield Plan([FinishAction(message=f"Done ({self.name}, legacy tool).")], "Done.")
+        if found.get("legacy"):
+            return LOGSUM.episode(self.name, PROBE, legacy.SAMPLE)
+        return super().solve(instruction, found)
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         told = re.search(r"```\n(.+?)\n```", instruction, re.S)
@@ -82,29 +67,21 @@ RECIPE = LogSummaryRecipe()
 
 #: The level-5 probes: the shortest line the tool reads as two (its buffer), the longest name it prints (its name
 #: buffer) and how many services it lists out of a hundred (its table), printed as ``PROBED {json}``.
-PROBE = f"""python3 - <<'PY'
-import json, os, subprocess, tempfile
-
-def report(data):
-    with tempfile.NamedTemporaryFile(delete=False) as fh:
-        fh.write(data)
-    try:
-        return subprocess.run(["{legacy.TOOL}", fh.name], capture_output=True).stdout.split(b"\\n")
-    finally:
-        os.unlink(fh.name)
-
+PROBE = LOGSUM.probe(
+    r"""
 def record(service="probe", message=""):
     return ('[2024-01-01 00:00:00] INFO %s pid=1 5ms "%s"' % (service, message)).encode()
 
 def records(length):
     line = record()[:-1]
-    return int(report(line + b"x" * (length - len(line)) + b"\\n")[1].split()[1])
+    return int(run(line + b"x" * (length - len(line)) + b"\n")[0][1].split()[1])
 
 low, high = 40, 1 << 14  # records(high) is 2: the buffer is shorter than that
 while low < high:
     middle = (low + high) // 2
     low, high = (low, middle) if records(middle) > 1 else (middle + 1, high)
-name = report(record("n" * 40) + b"\\n")[8].split()[0]
-rows = [r for r in report(b"\\n".join(record("s%03d" % i) for i in range(100)) + b"\\n")[8:] if r.strip()]
-print("PROBED " + json.dumps({{"line_max": low, "svc_len": len(name) + 1, "max_svc": len(rows)}}))
-PY"""
+name = run(record("n" * 40) + b"\n")[0][8].split()[0]
+rows = [r for r in run(b"\n".join(record("s%03d" % i) for i in range(100)) + b"\n")[0][8:] if r.strip()]
+print("PROBED " + json.dumps({"line_max": low, "svc_len": len(name) + 1, "max_svc": len(rows)}))
+"""
+)

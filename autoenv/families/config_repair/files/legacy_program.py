@@ -1,6 +1,9 @@
 """cfgnorm 1.4 in Python, byte for byte: what config-repair level 5's reference solution and the scripted solver
 write to /app/cfgnorm.py, with the three numbers the C program was compiled with (the solver finds them by running
 it).
+
+Its ``report(data) -> (stdout, status)`` is the family's own; ``chunks`` (C's fgets) and the command line
+(``main``) are what every legacy replacement ends with (``autoenv.families.legacy_tool.MAIN``, appended on writing).
 """
 
 import json
@@ -13,16 +16,6 @@ MAX_ENTRIES = 128
 BLANKS = b" \t"
 DIGITS = re.compile(rb"[+-]?[0-9]+")
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
-
-
-def chunks(data):
-    """The pieces fgets(buf, LINE_MAX) reads: through a newline, or LINE_MAX - 1 bytes, whichever comes first."""
-    at = 0
-    while at < len(data):
-        end = data.find(b"\n", at, at + LINE_MAX - 1)
-        stop = end + 1 if end >= 0 else min(at + LINE_MAX - 1, len(data))
-        yield data[at:stop]
-        at = stop
 
 
 def shown(value):
@@ -91,25 +84,7 @@ def load(data):
     return b"".join(out), errors
 
 
-def main(argv):
-    if len(argv) == 2 and argv[1] == "--version":
-        sys.stdout.write("cfgnorm 1.4\n")
-        return 0
-    if len(argv) != 2:
-        sys.stderr.write("usage: cfgnorm CONFIG\n")
-        return 1
-    try:
-        with open(argv[1], "rb") as config:
-            data = config.read()
-    except IsADirectoryError:  # C's fopen opens a folder; its first read fails, as at the end of a file
-        data = b""
-    except OSError:
-        sys.stderr.write("cfgnorm: cannot open %s\n" % argv[1])
-        return 2
-    report, errors = load(data)
-    sys.stdout.buffer.write(report)
-    return errors % 256  # main's int, as the shell sees it
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+def report(data):
+    """What the tool prints for ``data``, and its status: the number of errors, as main's int reaches the shell."""
+    out, errors = load(data)
+    return out, errors % 256

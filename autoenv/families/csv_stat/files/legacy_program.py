@@ -1,5 +1,8 @@
 """grpstat 1.4 in Python, byte for byte: what csv-stat level 6's reference solution and the scripted solver write to
 /app/grpstat.py, with the numbers and names the C program was compiled with (the solver finds them by running it).
+
+Its ``report(data) -> (stdout, status)`` is the family's own; ``chunks`` (C's fgets) and the command line
+(``main``) are what every legacy replacement ends with (``autoenv.families.legacy_tool.MAIN``, appended on writing).
 """
 
 import json
@@ -18,16 +21,6 @@ HEX = re.compile(rb"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[
 DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 INFINITE = re.compile(rb"([+-]?)inf(?:inity)?", re.I)
 NAN = re.compile(rb"[+-]?nan", re.I)
-
-
-def chunks(data):
-    """The pieces fgets(buf, LINE_MAX) reads: through a newline, or LINE_MAX - 1 bytes, whichever comes first."""
-    at = 0
-    while at < len(data):
-        end = data.find(b"\n", at, at + LINE_MAX - 1)
-        stop = end + 1 if end >= 0 else min(at + LINE_MAX - 1, len(data))
-        yield data[at:stop]
-        at = stop
 
 
 def chomp(chunk):
@@ -128,29 +121,3 @@ def report(data):
     else:
         out.append(b"TOTAL".ljust(NAME_LEN - 1) + b" %6d %12s %12s\n" % (0, b"-", b"-"))
     return b"".join(out), 0
-
-
-def main(argv):
-    if len(argv) == 2 and argv[1] == "--version":
-        sys.stdout.write("grpstat 1.4\n")
-        return 0
-    if len(argv) != 2:
-        sys.stderr.write("usage: grpstat FILE\n")
-        return 1
-    try:
-        with open(argv[1], "rb") as extract:
-            data = extract.read()
-    except IsADirectoryError:  # C's fopen opens a folder; its first read fails, as at the end of a file
-        data = b""
-    except OSError:
-        sys.stderr.write("grpstat: cannot open %s\n" % argv[1])
-        return 2
-    stdout, status = report(data)
-    sys.stdout.buffer.write(stdout)
-    if status == 4:
-        sys.stderr.write("grpstat: no column\n")
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

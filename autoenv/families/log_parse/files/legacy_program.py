@@ -1,5 +1,8 @@
 """logsum 2.3 in Python, byte for byte: what log-parse level 5's reference solution and the scripted solver write to
 /app/logsum.py, with the three numbers the C program was compiled with (the solver finds them by running it).
+
+Its ``report(data) -> (stdout, status)`` is the family's own; ``chunks`` (C's fgets) and the command line
+(``main``) are what every legacy replacement ends with (``autoenv.families.legacy_tool.MAIN``, appended on writing).
 """
 
 import json
@@ -9,16 +12,6 @@ PARAMS: dict = {}  # filled in by the recipe (solver.embed)
 LINE_MAX, SVC_LEN, MAX_SVC = PARAMS["line_max"], PARAMS["svc_len"], PARAMS["max_svc"]
 LEVELS = [b"DEBUG", b"INFO", b"WARN", b"ERROR"]
 U32 = 2**32
-
-
-def chunks(data):
-    """The pieces fgets(buf, LINE_MAX) reads: through a newline, or LINE_MAX - 1 bytes, whichever comes first."""
-    at = 0
-    while at < len(data):
-        end = data.find(b"\n", at, at + LINE_MAX - 1)
-        stop = end + 1 if end >= 0 else min(at + LINE_MAX - 1, len(data))
-        yield data[at:stop]
-        at = stop
 
 
 def parse(record):
@@ -55,6 +48,7 @@ def parse(record):
 
 
 def report(data):
+    """What the tool prints for ``data``, and its status (0)."""
     records = malformed = 0
     levels = [0, 0, 0, 0]
     table = {}  # name -> [count, total, max], in the order first seen
@@ -87,27 +81,4 @@ def report(data):
     out.append(b"service".ljust(width) + b" %6s %8s %8s\n" % (b"count", b"mean_ms", b"max_ms"))
     for name, (count, total, most) in sorted(table.items(), key=lambda item: (-item[1][0], item[0])):
         out.append(name.ljust(width) + b" %6d %8d %8d\n" % (count, total // count, most))
-    return b"".join(out)
-
-
-def main(argv):
-    if len(argv) == 2 and argv[1] == "--version":
-        sys.stdout.write("logsum 2.3\n")
-        return 0
-    if len(argv) != 2:
-        sys.stderr.write("usage: logsum LOG\n")
-        return 1
-    try:
-        with open(argv[1], "rb") as log:
-            data = log.read()
-    except IsADirectoryError:  # C's fopen opens a folder; its first read fails, as at the end of a file
-        data = b""
-    except OSError:
-        sys.stderr.write("logsum: cannot open %s\n" % argv[1])
-        return 2
-    sys.stdout.buffer.write(report(data))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    return b"".join(out), 0
