@@ -28,13 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import LOCK_VERDICT, dockerfile, pytest_test_sh, solve_sh, task_toml
+from autoenv.families.base import LOCK_VERDICT, TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
 from autoenv.families.solver import Episode, Plan, fill_program
 from autoenv.grading import AGENTCALL
 from autoenv.shared.actions import FinishAction, RunAction, WriteFileAction
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
+
+
+#: Where ``legacy_main.h`` is (the command line every tool's main() begins with).
+HEADERS = Path(__file__).parent
 
 
 class NoCompiler(RuntimeError):
@@ -56,7 +60,7 @@ def _compile(source: Path, flags: tuple[str, ...], what: str) -> bytes:
         )
     with tempfile.TemporaryDirectory(prefix="autoenv-legacy-") as tmp:
         out = Path(tmp) / source.stem
-        argv = [compiler, "-std=c99", "-O2", "-static", "-s", *flags, "-o", str(out), str(source)]
+        argv = [compiler, "-std=c99", "-O2", "-static", "-s", f"-I{HEADERS}", *flags, "-o", str(out), str(source)]
         done = subprocess.run(argv, capture_output=True, text=True)
         if done.returncode != 0:
             problem = done.stderr.strip()[-600:]
@@ -66,15 +70,14 @@ def _compile(source: Path, flags: tuple[str, ...], what: str) -> bytes:
 
 @dataclass(frozen=True)
 class LegacyTool:
-    """One family's legacy tool: its source and the replacement's text (both in the family's ``files/``), its
-    name, version and the path of the replacement to write; ``macros`` maps a drawn parameter to the C name it is
-    compiled in as (a ``str`` value becomes a C string)."""
+    """One family's legacy tool ``name``: its source ``files/<name>.c`` and the replacement's text
+    ``files/legacy_program.py`` in the ``files/`` folder beside the family's module (``beside``: its ``__file__``),
+    written to ``/app/<name>.py``; ``macros`` maps a drawn parameter to the C name it is compiled in as (a ``str``
+    value becomes a C string)."""
 
     name: str
     version: str
-    source: Path
-    program_text: Path
-    replacement: str
+    beside: str
     macros: Mapping[str, str]
     #: What the level is called in messages ("log-parse level 5").
     level: str
@@ -82,6 +85,22 @@ class LegacyTool:
     inputs: str = "files"
     #: Its argument as its usage line names it ("LOG").
     argument: str = "FILE"
+
+    @property
+    def files(self) -> Path:
+        return Path(self.beside).with_name("files")
+
+    @property
+    def source(self) -> Path:
+        return self.files / f"{self.name}.c"
+
+    @property
+    def program_text(self) -> Path:
+        return self.files / "legacy_program.py"
+
+    @property
+    def replacement(self) -> str:
+        return f"/app/{self.name}.py"
 
     @property
     def tool(self) -> str:
@@ -193,6 +212,30 @@ class LegacyTool:
             "tests/agentcall.py": AGENTCALL,
             **{f"tests/{n}": data for n, data in inputs.items() if data is not None},
         }
+
+    def draft(
+        self,
+        case: SeedCase,
+        rng: random.Random,
+        *,
+        family: str,
+        category: str,
+        tags: list[str],
+        hint: str,
+        record: Mapping[str, Any],
+        **inputs: Any,
+    ) -> TaskDraft:
+        """The level's task (:meth:`task_files`, given ``inputs``: instruction, params, sample_path, sample, hidden),
+        named ``<family>-<hint>-...``; its params record the drawn numbers and ``record``."""
+        files = self.task_files(case, family=family, category=category, tags=tags, rng=rng, **inputs)
+        params = {"legacy": dict(inputs["params"]), **record, "output_path": None, "stale_output": None}
+        return TaskDraft(
+            name=task_name(family, rng, hint),
+            family=family,
+            files=files,
+            executable={f"environment/legacy/{self.name}"},
+            params={**params, "leak_hint": None},
+        )
 
     def retirement_note(self) -> str:
         """The instruction's closing lines, the same at every legacy level."""

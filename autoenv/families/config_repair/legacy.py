@@ -9,37 +9,26 @@ repeated sections and keys, 32-bit numbers, quotes, a full section or table and 
 it on such input; the tests run the replacement on hidden configs made of exactly those corners, with the tool and
 its licence removed first (a copy of the binary in /app cannot run, and is refused).
 
-The expected outputs are the real binary's, run on this machine at generation (a build without the licence
-check): the reference solution (``files/legacy_program.py``, also what the scripted solver writes once it has
-probed the three numbers) passing validation is what shows it matches the C program on those corners.
+What every legacy-tool level shares (the build, the expected outputs, the task's files and tests, the solver's
+turns) is :mod:`autoenv.families.legacy_tool`'s; this module draws the numbers, the inputs and the instruction.
 """
 
 from __future__ import annotations
 
 import random
 import textwrap
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import TaskDraft, task_name
+from autoenv.families.base import TaskDraft
 from autoenv.families.legacy_tool import LegacyTool
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
-FILES = Path(__file__).with_name("files")
-CFGNORM = LegacyTool(
-    name="cfgnorm",
-    version="1.4",
-    source=FILES / "cfgnorm.c",
-    program_text=FILES / "legacy_program.py",
-    replacement="/app/cfgnorm.py",
-    macros={"line_max": "LINE_MAX_", "name_len": "NAME_LEN", "max_keys": "MAX_KEYS"},
-    level="config-repair level 5",
-    inputs="configs",
-    argument="CONFIG",
-)
+#: The drawn parameters and the C names the tool is compiled with them as.
+MACROS = {"line_max": "LINE_MAX_", "name_len": "NAME_LEN", "max_keys": "MAX_KEYS"}
+CFGNORM = LegacyTool("cfgnorm", "1.4", __file__, MACROS, "config-repair level 5", "configs", "CONFIG")
 #: The three compile-time numbers, drawn per task: what the solver has to find by running the tool. The shipped
 #: config stays inside all three (its lines are shorter than 70 bytes, its names than 20, its sections under 6 keys).
 CHOICES = {"line_max": (72, 80, 96, 120), "name_len": (20, 22, 24, 28), "max_keys": (6, 8, 9, 12)}
@@ -47,17 +36,11 @@ CHOICES = {"line_max": (72, 80, 96, 120), "name_len": (20, 22, 24, 28), "max_key
 MAX_ENTRIES = 128
 
 
-def sample_config(
-    g: ModuleType,
-    rng: random.Random,
-    service: str,
-    sections: list[str],
-    schema: dict[str, dict[str, Any]],
-    values: dict[tuple[str, str], Any],
-) -> str:
+def sample_config(g: ModuleType, rng: random.Random, drawn: tuple[Any, ...]) -> str:
     """The service's config shipped in /app/config: comments, blank lines, spacing around `=`, switches written
     yes/on/true or no/off/false, some strings in double quotes, and none of the hidden corners (short lines and
     names, lower-case keys, one header per section, no repeated key, small numbers, no error)."""
+    service, _, sections, schema, values = drawn  # g.draw_config's
     lines = [f"# {service} service configuration", "; read at start-up by the launcher, through cfgnorm", ""]
     for section in sections:
         lines.append(f"[{section}]")
@@ -222,24 +205,11 @@ def generate(case: SeedCase, rng: random.Random, g: ModuleType) -> TaskDraft:
     """A level-5 task (``g``: the generator, for its settings): the tool built with drawn numbers, the service's
     config, hidden configs and the tool's own output for each."""
     params = {key: rng.choice(values) for key, values in CHOICES.items()}
-    service, ini, sections, schema, values = g.draw_config(rng)
-    sample = sample_config(g, rng, service, sections, schema, values)
-    files = CFGNORM.task_files(
-        case, family=g.NAME, category=g.CATEGORY, tags=g.TAGS, instruction=instruction(service, ini), params=params,
-        sample_path=f"/app/config/{ini}", sample=sample, hidden=hidden_configs(rng, params, sample), rng=rng,
+    drawn = g.draw_config(rng)
+    service, ini, sections, _, _ = drawn
+    sample = sample_config(g, rng, drawn)
+    return CFGNORM.draft(
+        case, rng, family=g.NAME, category=g.CATEGORY, tags=g.TAGS, hint=f"legacy-cfgnorm-{service}",
+        record={"service": service, "ini": ini, "sections": len(sections)}, instruction=instruction(service, ini),
+        params=params, sample_path=f"/app/config/{ini}", sample=sample, hidden=hidden_configs(rng, params, sample),
     )  # fmt: skip
-    return TaskDraft(
-        name=task_name(g.NAME, rng, f"legacy-cfgnorm-{service}"),
-        family=g.NAME,
-        files=files,
-        executable={"environment/legacy/cfgnorm"},
-        params={
-            "legacy": params,
-            "service": service,
-            "ini": ini,
-            "sections": len(sections),
-            "output_path": None,
-            "stale_output": None,
-            "leak_hint": None,
-        },
-    )

@@ -9,9 +9,8 @@ numbers as strtod reads them, 32-bit float sums and a full table is found only b
 tests run the replacement on hidden extracts made of exactly those corners, with the tool and its licence removed
 first (a copy of the binary in /app cannot run, and is refused).
 
-The expected outputs are the real binary's, run on this machine at generation (a build without the licence
-check): the reference solution (``files/legacy_program.py``, also what the scripted solver writes once it has
-probed the numbers and names) passing validation is what shows it matches the C program on those corners.
+What every legacy-tool level shares (the build, the expected outputs, the task's files and tests, the solver's
+turns) is :mod:`autoenv.families.legacy_tool`'s; this module draws the numbers, the inputs and the instruction.
 """
 
 from __future__ import annotations
@@ -19,34 +18,24 @@ from __future__ import annotations
 import random
 import textwrap
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import TaskDraft, task_name
+from autoenv.families.base import TaskDraft
 from autoenv.families.legacy_tool import LegacyTool
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
-FILES = Path(__file__).with_name("files")
-GRPSTAT = LegacyTool(
-    name="grpstat",
-    version="1.4",
-    source=FILES / "grpstat.c",
-    program_text=FILES / "legacy_program.py",
-    replacement="/app/grpstat.py",
-    macros={
-        "line_max": "LINE_MAX_",
-        "name_len": "NAME_LEN",
-        "max_groups": "MAX_GROUPS",
-        "group": "GROUP_COL",
-        "value": "VALUE_COL",
-        "ok": "OK_STATUS",
-    },  # fmt: skip
-    level="csv-stat level 6",
-    inputs="extracts",
-    argument="FILE",
-)
+#: The drawn parameters and the C names the tool is compiled with them as.
+MACROS = {
+    "line_max": "LINE_MAX_",
+    "name_len": "NAME_LEN",
+    "max_groups": "MAX_GROUPS",
+    "group": "GROUP_COL",
+    "value": "VALUE_COL",
+    "ok": "OK_STATUS",
+}
+GRPSTAT = LegacyTool("grpstat", "1.4", __file__, MACROS, "csv-stat level 6", "extracts", "FILE")
 #: The three compile-time numbers, drawn per task: what the solver has to find by running the tool. Every name of
 #: the family's domains (8 bytes at most) fits the shortest name buffer, and a sample's groups the smallest table.
 CHOICES = {"line_max": (64, 80, 96, 128), "name_len": (10, 12, 14, 16), "max_groups": (8, 10, 12, 16)}
@@ -248,25 +237,9 @@ def generate(case: SeedCase, rng: random.Random, family: Any) -> TaskDraft:
     spec = {"domain": domain, "group": group, "value": value, "ok": ok, "groups": groups, "mu_sd": mu_sd,
             "prefix": domain[:2].upper()}  # fmt: skip
     data_path = f"/app/data/{domain}.csv"
-    files = GRPSTAT.task_files(
-        case, family=family.NAME, category=family.CATEGORY, tags=[*family.TAGS, "legacy"],
-        instruction=instruction(spec, data_path), params=params, sample_path=data_path,
-        sample=draw_sample(rng, params, spec), hidden=hidden_csvs(rng, params, spec), rng=rng,
+    record = {"domain": domain, "group": group, "value": value, "stat": "mean", "level": 6}
+    return GRPSTAT.draft(
+        case, rng, family=family.NAME, category=family.CATEGORY, tags=[*family.TAGS, "legacy"],
+        hint="legacy-grpstat", record=record, instruction=instruction(spec, data_path), params=params,
+        sample_path=data_path, sample=draw_sample(rng, params, spec), hidden=hidden_csvs(rng, params, spec),
     )  # fmt: skip
-    return TaskDraft(
-        name=task_name(family.NAME, rng, "legacy-grpstat"),
-        family=family.NAME,
-        files=files,
-        executable={"environment/legacy/grpstat"},
-        params={
-            "legacy": params,
-            "domain": domain,
-            "group": group,
-            "value": value,
-            "stat": "mean",
-            "level": 6,
-            "output_path": None,
-            "stale_output": None,
-            "leak_hint": None,
-        },
-    )

@@ -8,9 +8,8 @@ does with long lines, NUL bytes, long or non-ASCII names, 32-bit sums, level pre
 only by running it on such input; the tests run the replacement on hidden logs made of exactly those corners,
 with the tool and its licence removed first (a copy of the binary in /app cannot run, and is refused).
 
-The expected outputs are the real binary's, run on this machine at generation (a build without the licence
-check): the reference solution (``files/legacy_program.py``, also what the scripted solver writes once it has
-probed the three numbers) passing validation is what shows it matches the C program on those corners.
+What every legacy-tool level shares (the build, the expected outputs, the task's files and tests, the solver's
+turns) is :mod:`autoenv.families.legacy_tool`'s; this module draws the numbers, the inputs and the instruction.
 """
 
 from __future__ import annotations
@@ -18,27 +17,17 @@ from __future__ import annotations
 import random
 import textwrap
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoenv.families.base import TaskDraft, task_name
+from autoenv.families.base import TaskDraft
 from autoenv.families.legacy_tool import LegacyTool
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
-FILES = Path(__file__).with_name("files")
-LOGSUM = LegacyTool(
-    name="logsum",
-    version="2.3",
-    source=FILES / "logsum.c",
-    program_text=FILES / "legacy_program.py",
-    replacement="/app/logsum.py",
-    macros={"line_max": "LINE_MAX_", "svc_len": "SVC_LEN", "max_svc": "MAX_SVC"},
-    level="log-parse level 5",
-    inputs="logs",
-    argument="LOG",
-)
+#: The drawn parameters and the C names the tool is compiled with them as.
+MACROS = {"line_max": "LINE_MAX_", "svc_len": "SVC_LEN", "max_svc": "MAX_SVC"}
+LOGSUM = LegacyTool("logsum", "2.3", __file__, MACROS, "log-parse level 5", "logs", "LOG")
 #: The three compile-time numbers, drawn per task: what the solver has to find by running the tool.
 CHOICES = {"line_max": (96, 112, 128, 160), "svc_len": (9, 10, 11, 13), "max_svc": (12, 14, 16, 20)}
 SAMPLE = "/app/logs/app.log"
@@ -172,15 +161,8 @@ def generate(case: SeedCase, rng: random.Random, *, family: str, category: str, 
     start = datetime(2024, rng.randint(1, 12), rng.randint(1, 28), rng.randint(0, 12), 0, 0)
     sample = sample_log(rng, services, start)
     hidden = hidden_logs(rng, params, services, start + timedelta(days=1))
-    files = LOGSUM.task_files(
-        case, family=family, category=category, tags=tags, instruction=instruction(services), params=params,
-        sample_path=SAMPLE, sample=sample, hidden=hidden, rng=rng,
-    )  # fmt: skip
-    return TaskDraft(
-        name=task_name(family, rng, "legacy-logsum"),
-        family=family,
-        files=files,
-        executable={"environment/legacy/logsum"},
-        params={"legacy": params, "services": len(services), "output_path": None, "stale_output": None,
-                "leak_hint": None},
+    return LOGSUM.draft(
+        case, rng, family=family, category=category, tags=tags, hint="legacy-logsum",
+        record={"services": len(services)}, instruction=instruction(services), params=params, sample_path=SAMPLE,
+        sample=sample, hidden=hidden,
     )  # fmt: skip

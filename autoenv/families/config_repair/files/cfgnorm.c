@@ -46,6 +46,10 @@
 #define MAX_ENTRIES 128
 
 #define LICENCE "/etc/cfgnorm/licence"
+#define TOOL_NAME "cfgnorm"
+#define TOOL_VERSION "1.4"
+#define TOOL_ARG "CONFIG"
+#include "legacy_main.h"
 
 struct entry {
     char section[NAME_LEN];
@@ -123,27 +127,9 @@ static void print_value(const char *v) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        puts("cfgnorm 1.4");
-        return 0;
-    }
-    if (argc != 2) {
-        fputs("usage: cfgnorm CONFIG\n", stderr);
-        return 1;
-    }
-#ifndef NO_LICENCE /* the build the generator runs on the host, to know the answers, has no licence to check */
-    FILE *licence = fopen(LICENCE, "r");
-    if (!licence) {
-        fputs("cfgnorm: no licence (" LICENCE ")\n", stderr);
-        return 3;
-    }
-    fclose(licence);
-#endif
-    FILE *config = fopen(argv[1], "rb");
-    if (!config) {
-        fprintf(stderr, "cfgnorm: cannot open %s\n", argv[1]);
-        return 2;
-    }
+    int status;
+    FILE *config = open_input(argc, argv, &status);
+    if (!config) return status;
     char line[LINE_MAX_];
     char current[NAME_LEN] = "";
     while (fgets(line, sizeof line, config)) {

@@ -49,6 +49,10 @@
 #define MAX_FIELDS 16
 
 #define LICENCE "/etc/grpstat/licence"
+#define TOOL_NAME "grpstat"
+#define TOOL_VERSION "1.4"
+#define TOOL_ARG "FILE"
+#include "legacy_main.h"
 
 struct group {
     char name[NAME_LEN];
@@ -104,27 +108,9 @@ static void row(const char *name, const struct group *g) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        puts("grpstat 1.4");
-        return 0;
-    }
-    if (argc != 2) {
-        fputs("usage: grpstat FILE\n", stderr);
-        return 1;
-    }
-#ifndef NO_LICENCE /* the build the generator runs on the host, to know the answers, has no licence to check */
-    FILE *licence = fopen(LICENCE, "r");
-    if (!licence) {
-        fputs("grpstat: no licence (" LICENCE ")\n", stderr);
-        return 3;
-    }
-    fclose(licence);
-#endif
-    FILE *in = fopen(argv[1], "rb");
-    if (!in) {
-        fprintf(stderr, "grpstat: cannot open %s\n", argv[1]);
-        return 2;
-    }
+    int status;
+    FILE *in = open_input(argc, argv, &status);
+    if (!in) return status;
     char line[LINE_MAX_];
     char *fields[MAX_FIELDS];
     if (!fgets(line, sizeof line, in)) line[0] = '\0';

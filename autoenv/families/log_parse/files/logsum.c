@@ -32,6 +32,10 @@
 #endif
 
 #define LICENCE "/etc/logsum/licence"
+#define TOOL_NAME "logsum"
+#define TOOL_VERSION "2.3"
+#define TOOL_ARG "LOG"
+#include "legacy_main.h"
 
 struct service {
     char name[SVC_LEN];
@@ -86,27 +90,9 @@ static int by_count(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        puts("logsum 2.3");
-        return 0;
-    }
-    if (argc != 2) {
-        fputs("usage: logsum LOG\n", stderr);
-        return 1;
-    }
-#ifndef NO_LICENCE /* the build the generator runs on the host, to know the answers, has no licence to check */
-    FILE *licence = fopen(LICENCE, "r");
-    if (!licence) {
-        fputs("logsum: no licence (" LICENCE ")\n", stderr);
-        return 3;
-    }
-    fclose(licence);
-#endif
-    FILE *log = fopen(argv[1], "rb");
-    if (!log) {
-        fprintf(stderr, "logsum: cannot open %s\n", argv[1]);
-        return 2;
-    }
+    int status;
+    FILE *log = open_input(argc, argv, &status);
+    if (!log) return status;
     char line[LINE_MAX_];
     while (fgets(line, sizeof line, log)) {
         size_t n = strlen(line);
