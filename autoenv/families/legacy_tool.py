@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autoenv.errors import MachineError
 from autoenv.families.base import LOCK_VERDICT, TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
 from autoenv.families.solver import Episode, Plan, fill_program
 from autoenv.grading import AGENTCALL
@@ -41,8 +42,9 @@ if TYPE_CHECKING:
 HEADERS = Path(__file__).parent
 
 
-class NoCompiler(RuntimeError):
-    """A legacy-tool level builds its tool with the host's C compiler, and there is none (or the build failed)."""
+class NoCompiler(MachineError):
+    """A legacy-tool level builds its tool with the host's C compiler, and there is none (or it cannot link a static
+    program): this machine's fault, before any task ran."""
 
 
 def c_string(text: str) -> str:

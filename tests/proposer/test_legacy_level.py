@@ -104,3 +104,14 @@ def test_running_the_tool_or_a_copy_of_it_scores_zero(tmp_path):
     assert outcome.reward == 0.0, outcome
     stdout = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
     assert "exit status 3, logsum exits 0" in stdout and "ELF programs under /app: /app/logsum-copy" in stdout
+
+
+def test_without_a_c_compiler_the_level_says_what_to_install(monkeypatch, tmp_path):
+    """No gcc on PATH: a machine error naming the install step, not a traceback from subprocess."""
+    from autoenv.errors import MachineError
+    from autoenv.families.legacy_tool import NoCompiler
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(NoCompiler, match="scripts/system-deps.sh installs gcc and libc6-dev") as raised:
+        legacy.LOGSUM.build({"line_max": 97, "svc_len": 9, "max_svc": 12})  # a build no other test cached
+    assert isinstance(raised.value, MachineError) and "log-parse level 5" in str(raised.value)
