@@ -278,7 +278,7 @@ LOCK_VERDICT = (
 )
 
 
-def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
+def pytest_test_sh(*support: str, unprivileged: bool = True, prepare: str = "") -> str:
     """tests/test.sh: tests/test_outputs.py (and its ``support`` files) run by the grader from a fresh folder.
 
     Harbor uploads tests/ into /tests without emptying it, and the agent may have planted files there or
@@ -289,7 +289,8 @@ def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
     program of the agent's as nobody in processes of their own (:mod:`autoenv.grading`): the agent's code never
     runs in the process whose exit status root turns into the verdict (see LOCK_VERDICT).
     ``unprivileged=False`` keeps pytest root, for tests that run no code of the agent's (documents parsed
-    by LibreOffice, which needs a profile in a writable home).
+    by LibreOffice, which needs a profile in a writable home). ``prepare``: shell lines run as root before the
+    tests, once the verdict is locked (a legacy-tool level removes the tool there).
     """
     names = ("test_outputs.py", *support)
     files = " ".join(f"/tests/{f}" for f in names)
@@ -297,6 +298,7 @@ def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
         return (
             "#!/bin/bash\n"
             + LOCK_VERDICT
+            + prepare
             + "# this task's test files only, run by the grader; the agent's code runs as nobody (tests/agentcall.py)\n"
             + GRADED_PYTEST.format(files=files, targets='"$T/test_outputs.py"')
             + "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
@@ -304,6 +306,7 @@ def pytest_test_sh(*support: str, unprivileged: bool = True) -> str:
     return (
         "#!/bin/bash\n"
         + LOCK_VERDICT
+        + prepare
         + "# run only this task's test files, from a fresh folder\n"
         + "T=$(mktemp -d)\n"
         + f'cp {files} "$T"/ && chmod -R a+rX "$T" && cd "$T" && \\\n'

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autoenv.errors import MachineError
-from autoenv.families.base import LOCK_VERDICT, TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
+from autoenv.families.base import TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
 from autoenv.families.solver import Episode, Plan, fill_program
 from autoenv.grading import AGENTCALL
 from autoenv.shared.actions import FinishAction, RunAction, WriteFileAction
@@ -127,16 +127,22 @@ class LegacyTool:
 
     def run(self, params: Mapping[str, Any], data: bytes | None) -> tuple[bytes, int]:
         """The tool's standard output and exit status for ``data`` (None: a path that does not exist)."""
-        binary = self.build(params, licence=False)
+        return self.run_each(params, {"input": data})["input"]
+
+    def run_each(self, params: Mapping[str, Any], inputs: Mapping[str, bytes | None]) -> dict[str, tuple[bytes, int]]:
+        """:meth:`run` for each of ``inputs``, with the host's build written out once."""
+        out = {}
         with tempfile.TemporaryDirectory(prefix="autoenv-legacy-") as tmp:
             tool = Path(tmp) / self.name
-            tool.write_bytes(binary)
+            tool.write_bytes(self.build(params, licence=False))
             tool.chmod(0o755)
-            path = Path(tmp) / ("input" if data is not None else "missing")
-            if data is not None:
-                path.write_bytes(data)
-            done = subprocess.run([str(tool), str(path)], capture_output=True, timeout=60)
-        return done.stdout, done.returncode
+            for name, data in inputs.items():
+                path = Path(tmp) / ("input" if data is not None else "missing")
+                if data is not None:
+                    path.write_bytes(data)
+                done = subprocess.run([str(tool), str(path)], capture_output=True, timeout=60)
+                out[name] = (done.stdout, done.returncode)
+        return out
 
     def program(self, params: Mapping[str, Any]) -> str:
         """The replacement for a tool built with ``params`` (reference solution and scripted solver alike): the
@@ -146,19 +152,18 @@ class LegacyTool:
 
     def expected(self, params: Mapping[str, Any], inputs: Mapping[str, bytes | None]) -> dict[str, dict[str, Any]]:
         """What the tests expect of each input: the tool's own output (base64) and status."""
-        out = {}
-        for name, data in inputs.items():
-            stdout, status = self.run(params, data)
-            out[name] = {"file": None if data is None else name, "stdout": base64.b64encode(stdout).decode()}
-            out[name]["status"] = status
-        return out
+        ran = self.run_each(params, inputs)
+        return {
+            name: {"file": None if data is None else name, "stdout": base64.b64encode(ran[name][0]).decode(),
+                   "status": ran[name][1]}
+            for name, data in inputs.items()
+        }  # fmt: skip
 
     def test_sh(self, support: list[str]) -> str:
         """The family's graded pytest run (:func:`~autoenv.families.base.pytest_test_sh`), after removing the tool
         and its licence from the grading machine."""
         retire = "# the legacy tool is retired: no copy of it runs without its licence\n"
-        retire += f"rm -f {self.tool} {self.licence}\n"
-        return pytest_test_sh(*support).replace(LOCK_VERDICT, LOCK_VERDICT + retire, 1)
+        return pytest_test_sh(*support, prepare=retire + f"rm -f {self.tool} {self.licence}\n")
 
     def tests_text(self, expected: Mapping[str, Any]) -> str:
         fills = {"__EXPECTED__": repr(json.dumps(expected, sort_keys=True)), "__REPLACEMENT__": self.replacement,
@@ -365,14 +370,21 @@ def test_same_output_as_the_legacy_tool(name):
 
 def test_no_executable_binary_is_left_in_app():
     """The tool is retired: a copy of it (or any ELF program) under /app does not count as a replacement."""
+    # run as nobody, who runs the replacement: what nobody cannot read it may still execute (a binary of mode 0711)
+    # or reach by name (a folder of mode 0711), so such a file or folder counts as a binary left behind
     scan = (
         "import os\\n"
         "found = []\\n"
-        "for root, dirs, files in os.walk('/app'):\\n"
+        "unlisted = lambda error: found.append(error.filename + ' (a folder nobody can list)')\\n"
+        "for root, dirs, files in os.walk('/app', onerror=unlisted):\\n"
         "    for f in files:\\n"
         "        p = os.path.join(root, f)\\n"
         "        try:\\n"
         "            if os.path.isfile(p) and not os.path.islink(p):\\n"
+        "                if not os.access(p, os.R_OK):\\n"
+        "                    if os.access(p, os.X_OK):\\n"
+        "                        found.append(p + ' (executable, unreadable)')\\n"
+        "                    continue\\n"
         "                with open(p, 'rb') as fh:\\n"
         "                    head = fh.read(4)\\n"
         "                if head == b'\\\\x7fELF':\\n"

@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import tomllib
-from pathlib import Path
 
 import pytest
 
@@ -22,8 +21,6 @@ from autoenv.families.config_repair import legacy
 from autoenv.families.config_repair.recipe import PROBE
 from autoenv.families.registry import FAMILIES
 from autoenv.shared.seed import SeedCase
-from autoenv.trials.runner import run_trial
-from tests.conftest import needs_namespaces
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="level 5 compiles its tool with gcc")
 
@@ -129,22 +126,3 @@ def test_the_probes_find_the_numbers_the_tool_was_built_with(tmp_path):
         done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=300, check=True)
         found = re.search(r"^PROBED (\{.*\})$", done.stdout, re.M)
         assert found and json.loads(found.group(1)) == params, done.stdout
-
-
-@needs_namespaces
-def test_running_the_tool_or_a_copy_of_it_scores_zero(tmp_path):
-    """The tests remove the tool and its licence first: a wrapper around it, or around a copy in /app, fails."""
-    task = FAMILIES["config-repair"].draft(case(), random.Random(5), level=5).write(tmp_path / "tasks")
-    (task / "solution" / "solve.sh").write_text(
-        "#!/bin/bash\n"
-        "cp /usr/local/bin/cfgnorm /app/cfgnorm-copy\n"
-        "cat > /app/cfgnorm.py <<'PY'\n"
-        "import os, sys\n"
-        "os.execv('/app/cfgnorm-copy', ['cfgnorm'] + sys.argv[1:])\n"
-        "PY\n"
-        "python3 /app/cfgnorm.py /app/config/*.ini | head -3\n"
-    )
-    outcome = run_trial(task, "oracle", trials_dir=tmp_path / "trials")
-    assert outcome.reward == 0.0, outcome
-    stdout = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
-    assert "exit status 3, cfgnorm exits 0" in stdout and "ELF programs under /app: /app/cfgnorm-copy" in stdout

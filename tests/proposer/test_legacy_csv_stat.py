@@ -14,15 +14,12 @@ import shutil
 import struct
 import subprocess
 import tomllib
-from pathlib import Path
 
 import pytest
 
 from autoenv.families.csv_stat import legacy, recipe
 from autoenv.families.registry import FAMILIES
 from autoenv.shared.seed import SeedCase
-from autoenv.trials.runner import run_trial
-from tests.conftest import needs_namespaces
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="level 6 compiles its tool with gcc")
 
@@ -139,22 +136,3 @@ def test_the_scripted_solvers_probes_find_what_the_tool_was_built_with(tmp_path)
     probe = recipe.PROBE.replace("__DATA__", repr(str(sample))).replace(legacy.GRPSTAT.tool, str(tool))
     done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=120)
     assert json.loads(done.stdout.split("PROBED ", 1)[1]) == params, done.stderr[-2000:]
-
-
-@needs_namespaces
-def test_running_the_tool_or_a_copy_of_it_scores_zero(tmp_path):
-    """The tests remove the tool and its licence first: a wrapper around it, or around a copy in /app, fails."""
-    task = FAMILIES["csv-stat"].draft(CASE, random.Random(5), level=6).write(tmp_path / "tasks")
-    (task / "solution" / "solve.sh").write_text(
-        "#!/bin/bash\n"
-        "cp /usr/local/bin/grpstat /app/grpstat-copy\n"
-        "cat > /app/grpstat.py <<'PY'\n"
-        "import os, sys\n"
-        "os.execv('/app/grpstat-copy', ['grpstat'] + sys.argv[1:])\n"
-        "PY\n"
-        "python3 /app/grpstat.py /app/data/*.csv | head -3\n"
-    )
-    outcome = run_trial(task, "oracle", trials_dir=tmp_path / "trials")
-    assert outcome.reward == 0.0, outcome
-    stdout = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
-    assert "exit status 3, grpstat exits 0" in stdout and "ELF programs under /app: /app/grpstat-copy" in stdout

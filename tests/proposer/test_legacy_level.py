@@ -87,23 +87,47 @@ def test_the_sample_shows_no_corner_and_each_bound_shows_in_a_hidden_log(tmp_pat
 
 
 @needs_namespaces
-def test_running_the_tool_or_a_copy_of_it_scores_zero(tmp_path):
+@pytest.mark.parametrize(
+    ("family", "level", "tool", "sample"),
+    [("log-parse", 5, "logsum", "/app/logs/app.log"), ("csv-stat", 6, "grpstat", "/app/data/*.csv"),
+     ("config-repair", 5, "cfgnorm", "/app/config/*.ini")],
+)  # fmt: skip
+def test_running_the_tool_or_a_copy_of_it_scores_zero(tmp_path, family, level, tool, sample):
     """The tests remove the tool and its licence first: a wrapper around it, or around a copy in /app, fails."""
-    case = SeedCase(id="t", task="t", failure_mode="t", target_skill="t", family="log-parse")
-    task = FAMILIES["log-parse"].draft(case, random.Random(5), level=5).write(tmp_path / "tasks")
+    case = SeedCase(id="t", task="t", failure_mode="t", target_skill="t", family=family)
+    task = FAMILIES[family].draft(case, random.Random(5), level=level).write(tmp_path / "tasks")
     (task / "solution" / "solve.sh").write_text(
         "#!/bin/bash\n"
-        "cp /usr/local/bin/logsum /app/logsum-copy\n"
-        "cat > /app/logsum.py <<'PY'\n"
+        f"cp /usr/local/bin/{tool} /app/{tool}-copy\n"
+        f"cat > /app/{tool}.py <<'PY'\n"
         "import os, sys\n"
-        "os.execv('/app/logsum-copy', ['logsum'] + sys.argv[1:])\n"
+        f"os.execv('/app/{tool}-copy', ['{tool}'] + sys.argv[1:])\n"
         "PY\n"
-        "python3 /app/logsum.py /app/logs/app.log | head -3\n"
+        f"python3 /app/{tool}.py {sample} | head -3\n"
     )
     outcome = run_trial(task, "oracle", trials_dir=tmp_path / "trials")
     assert outcome.reward == 0.0, outcome
     stdout = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
-    assert "exit status 3, logsum exits 0" in stdout and "ELF programs under /app: /app/logsum-copy" in stdout
+    assert f"exit status 3, {tool} exits 0" in stdout and f"ELF programs under /app: /app/{tool}-copy" in stdout
+
+
+@needs_namespaces
+def test_a_copy_nobody_can_read_but_can_run_is_found_too(tmp_path):
+    """The scan for binaries under /app runs as nobody, who runs the replacement: a copy of mode 0711 is unreadable
+    to it but runs, and one in a folder of mode 0711 is reached by name; both count as a binary left behind."""
+    case = SeedCase(id="t", task="t", failure_mode="t", target_skill="t", family="log-parse")
+    task = FAMILIES["log-parse"].draft(case, random.Random(5), level=5).write(tmp_path / "tasks")
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\n"
+        "install -m 711 /usr/local/bin/logsum /app/logsum-hidden\n"
+        "mkdir -m 711 /app/.vault && install -m 711 /usr/local/bin/logsum /app/.vault/logsum\n"
+        'printf \'import os, sys\\nos.execv("/app/.vault/logsum", ["logsum"] + sys.argv[1:])\\n\' > /app/logsum.py\n'
+    )
+    outcome = run_trial(task, "oracle", trials_dir=tmp_path / "trials")
+    assert outcome.reward == 0.0, outcome
+    stdout = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
+    assert "/app/logsum-hidden (executable, unreadable)" in stdout, stdout[-3000:]
+    assert "/app/.vault/logsum" in stdout or "/app/.vault (a folder nobody can list)" in stdout, stdout[-3000:]
 
 
 def test_without_a_c_compiler_the_level_says_what_to_install(monkeypatch, tmp_path):
