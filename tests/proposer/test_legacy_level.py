@@ -139,3 +139,22 @@ def test_without_a_c_compiler_the_level_says_what_to_install(monkeypatch, tmp_pa
     with pytest.raises(NoCompiler, match="scripts/system-deps.sh installs gcc and libc6-dev") as raised:
         legacy.LOGSUM.build({"line_max": 97, "svc_len": 9, "max_svc": 12})  # a build no other test cached
     assert isinstance(raised.value, MachineError) and "log-parse level 5" in str(raised.value)
+
+
+@needs_namespaces
+def test_an_output_file_swapped_for_a_fifo_or_a_link_ends_in_a_verdict(tmp_path):
+    """The replacement may swap the file its output went to for a FIFO (a grader reading it would wait until the
+    verifier's timeout) or a link to what only the grader can read: the tests read neither, and grade at once."""
+    case = SeedCase(id="t", task="t", failure_mode="t", target_skill="t", family="log-parse")
+    task = FAMILIES["log-parse"].draft(case, random.Random(5), level=5).write(tmp_path / "tasks")
+    swap = (
+        "import os, sys\n"
+        "out = os.readlink('/proc/self/fd/1')\n"
+        "os.unlink(out)\n"
+        "os.mkfifo(out) if os.path.exists(sys.argv[1]) else os.symlink('/tests/app.log', out)\n"
+    )
+    (task / "solution" / "solve.sh").write_text(f"#!/bin/bash\ncat > /app/logsum.py <<'PY'\n{swap}PY\n")
+    outcome = run_trial(task, "oracle", trials_dir=tmp_path / "trials")
+    assert outcome.reward == 0.0 and outcome.error is None, outcome
+    stdout = (Path(outcome.trial_dir) / "verifier" / "test-stdout.txt").read_text()
+    assert "the output differs from logsum's" in stdout and "Timeout" not in stdout
