@@ -63,8 +63,9 @@ def test_level_one_is_the_task_of_earlier_releases_byte_for_byte(family):
     assert digest.hexdigest()[:16] == LEVEL_ONE_DIGEST[family]
 
 
-#: each family's top level: config-repair's level 5 retires the legacy `cfgnorm` (test_legacy_config_repair.py)
-TOP = {"shell-script": 4, "config-repair": 5, "text-classification": 4}
+#: each family's top level: config-repair's level 5 retires the legacy `cfgnorm` (test_legacy_config_repair.py), and
+#: its level 6 leaves only the archive of the tool's runs (test_legacy_archive.py)
+TOP = {"shell-script": 4, "config-repair": 6, "text-classification": 4}
 
 
 @pytest.mark.parametrize("family", OURS)

@@ -291,8 +291,8 @@ def break_values(
 
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
-    if level >= 5:  # the legacy config reader: a task of its own shape (legacy.py)
-        return legacy.generate(case, rng, sys.modules[__name__])
+    if level >= 5:  # the legacy config reader (6: only the archive of its runs is left): a task of its own shape
+        return legacy.generate(case, rng, sys.modules[__name__], archived=level >= 6)
     if level >= 2:
         return ladder.generate(case, rng, level, sys.modules[__name__])
     service, ini, sections, schema, values = draw_config(rng)

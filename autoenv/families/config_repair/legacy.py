@@ -15,6 +15,7 @@ turns) is :mod:`autoenv.families.legacy_tool`'s; this module draws the numbers, 
 
 from __future__ import annotations
 
+import functools
 import random
 import textwrap
 from types import ModuleType
@@ -79,62 +80,83 @@ def hidden_configs(rng: random.Random, params: dict[str, int], sample: str) -> d
         head = f"{key} = "
         return head + "v" * (total - len(head))
 
+    # every draw names and orders its corners anew, so two draws (the tests' configs and, at the archive level, the
+    # archived ones) show the same corners in other bytes
+    word = functools.partial(rng.choice, ["cache", "pool", "queue", "relay", "store", "batch", "proxy", "shard"])
+    shuffled = lambda items: rng.sample(items, len(items))  # noqa: E731 - a one-line helper
+    pad, group = word(), word()
     # the line buffer: lines on both sides of its size; a cut where a setting, a comment's tail or a header's starts
-    long_lines = ["[server]", "port = 8080", "[pads]"]
-    long_lines += [padded(f"pad{i}", n) for i, n in enumerate((line_max - 3, line_max - 2, line_max - 1), 1)]
-    long_lines += ["[longer]"]
-    long_lines += [padded(f"pad{i}", n) for i, n in enumerate((line_max, line_max + 7, 2 * line_max + 11), 4)]
+    long_lines = ["[server]", f"port = {rng.randint(1024, 9999)}", f"[{pad}s]"]
+    long_lines += [padded(f"{pad}{i}", n) for i, n in enumerate((line_max - 3, line_max - 2, line_max - 1), 1)]
+    long_lines += [f"[{group}]"]
+    long_lines += [padded(f"{pad}{i}", n) for i, n in enumerate((line_max, line_max + 7, 2 * line_max + 11), 4)]
     long_lines += [
         "[server]",
-        "note = " + "y" * (line_max - 1 - len("note = ")) + "port = 9090",
-        "# " + "-" * (line_max - 3) + "debug = on",
-        "[" + "s" * (line_max + 4) + "]",
-        "after = 1",
+        "note = " + "y" * (line_max - 1 - len("note = ")) + f"port = {rng.randint(1024, 9999)}",
+        "# " + "-" * (line_max - 3) + rng.choice(["debug = on", "trace = yes", "verbose = 1"]),
+        "[" + rng.choice("sqx") * (line_max + 4) + "]",
+        f"{word()} = {rng.randint(1, 9)}",
         "no equals here",
     ]
     # the name buffer: keys and sections at, over and far over it (two become one), a UTF-8 name cut inside
-    stem = ("request_timeout_sec_" * 3)[: keep + 6]
-    section = ("authentication_gateway_" * 3)[: keep + 3]
+    stem = (rng.choice(["request_timeout_sec_", "connection_pool_size_", "upstream_retry_delay_"]) * 3)[: keep + 6]
+    section = (rng.choice(["authentication_gateway_", "metrics_export_pipeline_", "session_cache_cluster_"]) * 3)[
+        : keep + 3
+    ]
+    letter, town = rng.choice("abmz"), rng.choice(["zürich", "köln", "genève"])
     names = ["[server]", f"{stem[: keep - 1]} = 1", f"{stem[:keep]} = 2", f"{stem[: keep + 1]} = 3"]
-    names += [f"{stem} = 4", f"{'a' * keep}_one = first", f"{'a' * keep}_two = second"]
+    names += [f"{stem} = 4", f"{letter * keep}_one = first", f"{letter * keep}_two = second"]
     names += [f"[{section[:keep]}]", "token = 5", f"[{section}]", "token = 6", "secret = 7"]
-    names += ["[zürich]", f"{'zürich' + 'é' * keep} = 8", f"{'zürich' + 'é' * (keep + 1)} = 9", "café = 10"]
+    names += [f"[{town}]", f"{town + 'é' * keep} = 8", f"{town + 'é' * (keep + 1)} = 9", "café = 10"]
     # numbers: 32-bit ends, 64-bit ends, signs, leading zeros, what is not all digits
-    numbers = [
+    numbers = shuffled([
         "2147483647", "2147483648", "-2147483648", "-2147483649", "4294967296", "4294967297", "0042", "+7", "-0",
         "00", "99999999999999999999", "-99999999999999999999", "9223372036854775807", "9223372036854775808",
         "0x1F", "1e3", "1_000", "12 ", "12\t", "- 5", "+", "-", "\uff13", " 5", "3.0", "+-1",
-    ]  # fmt: skip
+    ])  # fmt: skip
     # letter case: sections kept, keys folded; switches in any case, with blanks after them, or not switches at all
-    switches = ["YES", "On", "TRUE", "tRuE", "No", "OFF", "False", "nO", "yes ", "yes\t", "y", "1", "enabled"]
+    switches = shuffled(["YES", "On", "TRUE", "tRuE", "No", "OFF", "False", "nO", "yes ", "yes\t", "y", "1", "enabled"])
     case = ["[Server]", "Port = 1", "[server]", "port = 2", "PORT = 3", "[SERVER]", "pOrT = 4", "[server]"]
-    case += ["Host = a", "HOST = b", *grouped("flags", [f"s{i} = {v}" for i, v in enumerate(switches)])]
+    case += [f"Host = {word()}", f"HOST = {word()}", *grouped("flags", [f"s{i} = {v}" for i, v in enumerate(switches)])]
     # comments only where a line starts with one; a header's tail is ignored
-    comments = ["# top", "   # indented", "\t; tabbed", "[paths]", "file = /var/log/app.log # rotated daily"]
-    comments += ["name = orders ; the queue", "key#x = 1", "#skipped = 1", ";also = 1", " ;[hidden]"]
+    comments = ["# top", "   # indented", "\t; tabbed", "[paths]", f"file = /var/log/{word()}.log # rotated daily"]
+    comments += [f"name = {word()} ; the queue", "key#x = 1", "#skipped = 1", ";also = 1", " ;[hidden]"]
     comments += ["[sect] # trailing comment", "k = v", "[sec;x]", "k = w", "[a]b]", "k = z", "[b]]", "k = y"]
     # blanks: spaces and tabs around keys and values (a value keeps trailing tabs), empty keys and values
-    blanks = [
+    blanks = shuffled([
         "tabbed\t= value", "spaced = \tvalue", "tab_end = value\t", "mixed_end = value \t ", "only_spaces =    ",
         "empty=", "= value", "   = value", "max items = 5", "\tindented = 1", "inner = a  b", "trailing = value   ",
         "\x0bvtab = 1", "key \t = x", "\t \t", "eq = a = b",
-    ]  # fmt: skip
+    ])  # fmt: skip
     # repeated sections and keys: the last value, at the first place
-    duplicates = ["[a]", "x = 1", "y = 2", "[b]", "z = 3", "[a]", "x = 10", "w = 4", "x = 11", "[b]", "z = 30"]
-    duplicates += ["[c]", "q = 1", "[a]", "y =", "X = 12"]
+    x, y, z, w, q = rng.sample("qwxyzkmn", 5)
+    duplicates = ["[a]", f"{x} = 1", f"{y} = 2", "[b]", f"{z} = 3", "[a]", f"{x} = 10", f"{w} = 4", f"{x} = 11", "[b]"]
+    duplicates += [f"{z} = 30", "[c]", f"{q} = 1", "[a]", f"{y} =", f"{x.upper()} = {rng.randint(12, 99)}"]
     # a section fuller than the tool allows, and more settings than its table holds
-    full_section = ["[big]", *[f"k{i:02d} = {i}" for i in range(full + 3)], "k00 = updated", "[other]", "o = 1"]
-    full_section += ["[big]", "late = 1", "k01 = again"]
-    many = [line for s in range(30) for line in [f"[s{s:02d}]", *[f"key{k} = {s * 10 + k}" for k in range(5)]]]
-    many += ["[s00]", "key0 = changed", "[s29]", "key0 = changed", "[extra]", "one = 1"]
+    big, k = word(), rng.choice("kvp")
+    full_section = [f"[{big}]", *[f"{k}{i:02d} = {i}" for i in range(full + 3)], f"{k}00 = updated", "[other]"]
+    full_section += ["o = 1", f"[{big}]", "late = 1", f"{k}01 = again"]
+    sect, key = rng.choice(["s", "part", "zone"]), rng.choice(["key", "opt", "val"])
+    many = [line for s in range(30) for line in [f"[{sect}{s:02d}]", *[f"{key}{j} = {s * 10 + j}" for j in range(5)]]]
+    many += [f"[{sect}00]", f"{key}0 = changed", f"[{sect}29]", f"{key}0 = changed", "[extra]", "one = 1"]
     # more than 255 errors: the exit status is their count modulo 256
     mistakes = ["oops", "= x", "[broken", "  no_equals"]
-    errors = ["[ok]", "a = 1", *[mistakes[i % 4] for i in range(256 + rng.randint(1, 12))], "b = 2"]
+    errors = ["[ok]", "a = 1", *[rng.choice(mistakes) for _ in range(256 + rng.randint(1, 12))], "b = 2"]
     # outside any section, `[]`, a header with blanks, one without `]`
-    outside = ["early = 1", "Early = 2", "[]", "late = 3", "[ server ]", "port = 1", "[server]", "port = 2"]
+    early, late = rng.sample(range(1, 99), 2)
+    outside = [
+        f"early = {early}",
+        f"Early = {late}",
+        "[]",
+        "late = 3",
+        "[ server ]",
+        "port = 1",
+        "[server]",
+        "port = 2",
+    ]
     outside += ["[server", "port = 3", "[x]", "[ server ]", "host = h"]
     quotes = ['"hello"', '"42"', '"0042"', '""', '"', '"a', "'single'", '"yes"', '" spaced "', '"a" # c', '"t"\t']
-    quotes += ['""quoted""', '"on', '"it\'s"']
+    quotes = shuffled([*quotes, '""quoted""', '"on', '"it\'s"'])
     raw = [
         b"[bytes]",
         b"after = abc\0def",
@@ -175,16 +197,23 @@ def hidden_configs(rng: random.Random, params: dict[str, int], sample: str) -> d
     }
 
 
-def instruction(service: str, ini: str) -> str:
+def instruction(service: str, ini: str, *, archived: bool = False) -> str:
+    reads, removed = (
+        ("read", "The tool was removed from every machine before anyone\n        wrote down what it does.")
+        if archived
+        else (
+            "reads",
+            "The tool is being removed from every machine, and\n        nobody has ever written down what it does.",
+        )
+    )  # fmt: skip
     return (
         textwrap.dedent(f"""\
         # Retire the legacy `cfgnorm`
 
-        The {service} service's launcher, written in 2004, reads its configuration through
+        The {service} service's launcher, written in 2004, {reads} its configuration through
         {CFGNORM.marker} tool, a C program whose source is lost: `{CFGNORM.tool} CONFIG` reads the
         INI-style file `CONFIG` and prints the configuration the launcher would load, with the problems
-        it finds, and exits with a status of its own. The tool is being removed from every machine, and
-        nobody has ever written down what it does.
+        it finds, and exits with a status of its own. {removed}
 
         Write `{CFGNORM.replacement}`, a replacement such that `python3 {CFGNORM.replacement} CONFIG` prints exactly
         what `cfgnorm CONFIG` prints, byte for byte, and exits with the same status, for **any** file
@@ -194,22 +223,35 @@ def instruction(service: str, ini: str) -> str:
         many errors, NUL and other stray bytes, CRLF line ends, a file that is empty or does not exist.
         What it writes to standard error does not matter.
 
-        - The service's config is `/app/config/{ini}`; `cfgnorm` is installed here, so you can run it on
-          any file you like.
         """)
-        + CFGNORM.retirement_note()
+        + (
+            f"- The service's config is `/app/config/{ini}`.\n" + CFGNORM.archive_note()
+            if archived
+            else f"- The service's config is `/app/config/{ini}`; `cfgnorm` is installed here, so you can run it on\n"
+            "  any file you like.\n"
+        )
+        + CFGNORM.retirement_note(archived=archived)
     )
 
 
-def generate(case: SeedCase, rng: random.Random, g: ModuleType) -> TaskDraft:
+def generate(case: SeedCase, rng: random.Random, g: ModuleType, *, archived: bool = False) -> TaskDraft:
     """A level-5 task (``g``: the generator, for its settings): the tool built with drawn numbers, the service's
-    config, hidden configs and the tool's own output for each."""
+    config, hidden configs and the tool's own output for each; at level 6 (``archived``) the tool is gone and the
+    archive of its runs on other configs of the same kinds is left."""
     params = {key: rng.choice(values) for key, values in CHOICES.items()}
     drawn = g.draw_config(rng)
     service, ini, sections, _, _ = drawn
     sample = sample_config(g, rng, drawn)
+    hidden = hidden_configs(rng, params, sample)
+    archive = None
+    if archived:
+        past = {**hidden_configs(rng, params, sample_config(g, rng, g.draw_config(rng))), ini: sample.encode()}
+        archive = CFGNORM.archive_runs(params, past, rng)
+        CFGNORM.check_pinned(params, CHOICES, archive)
+    hint = f"{'archived' if archived else 'legacy'}-cfgnorm-{service}"
     return CFGNORM.draft(
-        case, rng, family=g.NAME, category=g.CATEGORY, tags=g.TAGS, hint=f"legacy-cfgnorm-{service}",
-        record={"service": service, "ini": ini, "sections": len(sections)}, instruction=instruction(service, ini),
-        params=params, sample_path=f"/app/config/{ini}", sample=sample, hidden=hidden_configs(rng, params, sample),
+        case, rng, family=g.NAME, category=g.CATEGORY, tags=g.TAGS, hint=hint,
+        record={"service": service, "ini": ini, "sections": len(sections)},
+        instruction=instruction(service, ini, archived=archived), params=params, sample_path=f"/app/config/{ini}",
+        sample=sample, hidden=hidden, archive=archive,
     )  # fmt: skip

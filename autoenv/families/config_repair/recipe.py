@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from autoenv.families.config_repair import legacy
 from autoenv.families.config_repair.generator import LADDER
 from autoenv.families.config_repair.ladder import PROGRAM
 from autoenv.families.config_repair.legacy import CFGNORM
@@ -24,7 +25,13 @@ class ConfigRepairRecipe(ProgramRecipe):
     name = "config_repair"
     ladder = LADDER
     #: Levels 3 and 4 no longer list level 2's breakages: each level's phrases, not a climb.
-    level_markers = (("byte-order mark",), ("CHANGES.md",), ("CHANGES.md", PROGRAM), (CFGNORM.marker,))
+    level_markers = (
+        ("byte-order mark",),
+        ("CHANGES.md",),
+        ("CHANGES.md", PROGRAM),
+        (CFGNORM.marker,),
+        (CFGNORM.marker, CFGNORM.archive_marker),
+    )
     markers = ("service.py --check", "evidently")
 
     def match(self, instruction: str) -> dict[str, Any] | None:
@@ -32,10 +39,19 @@ class ConfigRepairRecipe(ProgramRecipe):
             ini = re.search(r"`(/app/config/[\w.-]+\.ini)`", instruction)
             if ini is None:
                 return None
-            return {"legacy": True, "ini": ini.group(1), "program_path": CFGNORM.replacement, "inputs": [ini.group(1)]}
+            archived = CFGNORM.archive_marker in instruction
+            return {
+                "legacy": True,
+                "archived": archived,
+                "ini": ini.group(1),
+                "program_path": CFGNORM.replacement,
+                "inputs": [ini.group(1)],
+            }
         return super().match(instruction)
 
     def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
+        if found.get("archived"):
+            return CFGNORM.archive_episode(self.name, legacy.CHOICES, {})
         if found.get("legacy"):
             return CFGNORM.episode(self.name, PROBE, found["ini"])
         return super().solve(instruction, found)

@@ -60,7 +60,7 @@ def compute(stat: str, xs: list[float]) -> float:
 #: program the tests run on unseen files (:mod:`autoenv.families.csv_stat.ladder`), 5 a program by a data dictionary's
 #: rules, on unseen extracts that hold every case the dictionary describes and a large one, within a time limit
 #: (:mod:`autoenv.families.csv_stat.level5`), 6 retire a legacy C tool whose behaviour, quirks included, is the
-#: specification (:mod:`autoenv.families.csv_stat.legacy`).
+#: specification (:mod:`autoenv.families.csv_stat.legacy`), 7 the same with only the archive of its past runs left.
 LADDER, DEFAULT_LEVEL = load_ladder(__file__)  # levels.toml beside this file
 DIFFICULTY_LEVELS = tuple(level.number for level in LADDER)
 
@@ -89,8 +89,8 @@ def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> 
     if level >= 5:
         import sys
 
-        if level >= 6:  # the legacy tool: a task of its own shape (legacy.py)
-            return legacy.generate(case, rng, sys.modules[__name__])
+        if level >= 6:  # the legacy tool (7: only the archive of its runs is left): a task of its own shape
+            return legacy.generate(case, rng, sys.modules[__name__], archived=level >= 7)
         return level5.generate(case, rng, sys.modules[__name__])
     domain, group, value, groups, (mu, sd) = rng.choice(DOMAINS)
     groups = rng.sample(groups, rng.randint(3, len(groups)))

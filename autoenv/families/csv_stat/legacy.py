@@ -39,6 +39,8 @@ GRPSTAT = LegacyTool("grpstat", "1.4", __file__, MACROS, "csv-stat level 6", "ex
 #: The three compile-time numbers, drawn per task: what the solver has to find by running the tool. Every name of
 #: the family's domains (8 bytes at most) fits the shortest name buffer, and a sample's groups the smallest table.
 CHOICES = {"line_max": (64, 80, 96, 128), "name_len": (10, 12, 14, 16), "max_groups": (8, 10, 12, 16)}
+#: The status a row must have to count, drawn per task too.
+OK = ("ok", "valid", "done")
 #: The tool's fixed field limit (files/grpstat.c's MAX_FIELDS), not drawn.
 MAX_FIELDS = 16
 OTHER_STATUSES = ["error", "retry", "void"]
@@ -189,16 +191,23 @@ def hidden_csvs(rng: random.Random, params: dict[str, Any], spec: dict[str, Any]
     }
 
 
-def instruction(spec: dict[str, Any], data_path: str) -> str:
+def instruction(spec: dict[str, Any], data_path: str, *, archived: bool = False) -> str:
     group, value = spec["group"], spec["value"]
+    summarises, removed = (
+        ("summarised", "The tool was removed from every machine before anyone\n        wrote down what it does.")
+        if archived
+        else (
+            "summarises",
+            "The tool is being removed from every machine,\n        and nobody has ever written down what it does.",
+        )
+    )  # fmt: skip
     return (
         textwrap.dedent(f"""\
         # Retire the legacy `grpstat`
 
-        The {spec["domain"]} team summarises its CSV extracts (like `{data_path}`: `id,{group},{value},status`)
+        The {spec["domain"]} team {summarises} its CSV extracts (like `{data_path}`: `id,{group},{value},status`)
         with {GRPSTAT.marker} tool, a C program from 2001 whose source is lost: `{GRPSTAT.tool} FILE` prints a
-        per-{group} report of the extract `FILE` to standard output. The tool is being removed from every machine,
-        and nobody has ever written down what it does.
+        per-{group} report of the extract `FILE` to standard output. {removed}
 
         Write `{GRPSTAT.replacement}`, a replacement such that `python3 {GRPSTAT.replacement} FILE` prints exactly what
         `grpstat FILE` prints, byte for byte, and exits with the same status, for **any** file `FILE` the
@@ -209,9 +218,13 @@ def instruction(spec: dict[str, Any], data_path: str) -> str:
         many for the tool's arithmetic, a file that is empty, holds only its header or does not exist. What it
         writes to standard error does not matter.
 
-        - `grpstat` is installed here, so you can run it on any file you like.
         """)
-        + GRPSTAT.retirement_note()
+        + (
+            GRPSTAT.archive_note()
+            if archived
+            else "- `grpstat` is installed here, so you can run it on any file you like.\n"
+        )
+        + GRPSTAT.retirement_note(archived=archived)
     )
 
 
@@ -226,20 +239,28 @@ def draw_sample(rng: random.Random, params: dict[str, Any], spec: dict[str, Any]
     raise RuntimeError("no sample without a float corner in 20 draws")  # pragma: no cover - about 1e-40
 
 
-def generate(case: SeedCase, rng: random.Random, family: Any) -> TaskDraft:
+def generate(case: SeedCase, rng: random.Random, family: Any, *, archived: bool = False) -> TaskDraft:
     """A level-6 task (``family``: the generator module, for its domains): the tool built with drawn numbers, a
-    sample extract, hidden extracts and the tool's own reports."""
+    sample extract, hidden extracts and the tool's own reports; at level 7 (``archived``) the tool is gone and the
+    archive of its runs on other extracts of the same kinds is left."""
     domain, group, value, groups, mu_sd = rng.choice(family.DOMAINS)
     groups = sorted(rng.sample(groups, rng.randint(3, len(groups))))
-    ok = rng.choice(["ok", "valid", "done"])
+    ok = rng.choice(OK)
     params = {key: rng.choice(values) for key, values in CHOICES.items()}
     params.update(group=group, value=value, ok=ok)
     spec = {"domain": domain, "group": group, "value": value, "ok": ok, "groups": groups, "mu_sd": mu_sd,
             "prefix": domain[:2].upper()}  # fmt: skip
     data_path = f"/app/data/{domain}.csv"
-    record = {"domain": domain, "group": group, "value": value, "stat": "mean", "level": 6}
+    record = {"domain": domain, "group": group, "value": value, "stat": "mean", "level": 7 if archived else 6}
+    sample, hidden = draw_sample(rng, params, spec), hidden_csvs(rng, params, spec)
+    archive = None
+    if archived:
+        past = {**hidden_csvs(rng, params, spec), "extract.csv": sample.encode()}
+        archive = GRPSTAT.archive_runs(params, past, rng)
+        GRPSTAT.check_pinned(params, {**CHOICES, "ok": OK}, archive)
     return GRPSTAT.draft(
         case, rng, family=family.NAME, category=family.CATEGORY, tags=[*family.TAGS, "legacy"],
-        hint="legacy-grpstat", record=record, instruction=instruction(spec, data_path), params=params,
-        sample_path=data_path, sample=draw_sample(rng, params, spec), hidden=hidden_csvs(rng, params, spec),
+        hint="archived-grpstat" if archived else "legacy-grpstat", record=record,
+        instruction=instruction(spec, data_path, archived=archived), params=params, sample_path=data_path,
+        sample=sample, hidden=hidden, archive=archive,
     )  # fmt: skip

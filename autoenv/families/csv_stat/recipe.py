@@ -15,7 +15,7 @@ import re
 import shlex
 from typing import Any
 
-from autoenv.families.csv_stat import level5
+from autoenv.families.csv_stat import legacy, level5
 from autoenv.families.csv_stat.generator import LADDER
 from autoenv.families.csv_stat.ladder import PROGRAM
 from autoenv.families.csv_stat.legacy import GRPSTAT
@@ -31,6 +31,8 @@ class CsvStatRecipe(ProgramRecipe):
     naive_variant = True
 
     def difficulty(self, instruction: str) -> str | None:
+        if GRPSTAT.archive_marker in instruction:  # level 7: the archive of its runs is the specification
+            return LADDER[6].skill()
         if GRPSTAT.marker in instruction:  # level 6: the legacy tool is the specification
             return LADDER[5].skill()
         if DICTIONARY in instruction:  # level 5: a dictionary's rules, unseen corners, a time limit
@@ -42,7 +44,18 @@ class CsvStatRecipe(ProgramRecipe):
     def match(self, instruction: str) -> dict[str, Any] | None:
         if GRPSTAT.marker in instruction and GRPSTAT.tool in instruction:
             data = first(r"\(like `(/app/data/[\w.-]+\.csv)`", instruction)
-            return {"legacy": True, "data": data, "program_path": GRPSTAT.replacement, "inputs": [data], "outputs": []}
+            group, value = re.search(r"`id,(\w+),(\w+),status`", instruction).groups()
+            archived = GRPSTAT.archive_marker in instruction
+            return {
+                "legacy": True,
+                "archived": archived,
+                "group": group,
+                "value": value,
+                "data": data,
+                "program_path": GRPSTAT.replacement,
+                "inputs": [data],
+                "outputs": [],
+            }
         if DICTIONARY in instruction and "Values are checked to within" in instruction:
             try:
                 return self.parse_dictionary_task(instruction)
@@ -68,6 +81,10 @@ class CsvStatRecipe(ProgramRecipe):
         }
 
     def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
+        if found.get("archived"):
+            return GRPSTAT.archive_episode(
+                self.name, {**legacy.CHOICES, "ok": legacy.OK}, {"group": found["group"], "value": found["value"]}
+            )
         if found.get("legacy"):
             return GRPSTAT.episode(
                 self.name, PROBE.replace("__DATA__", repr(found["data"])), shlex.quote(found["data"])

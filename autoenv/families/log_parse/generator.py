@@ -166,8 +166,8 @@ def summarise(
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A log-parse task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
     rung = level
-    if rung >= 5:  # the legacy tool: a task of its own shape (legacy.py)
-        return legacy.generate(case, rng, family=NAME, category=CATEGORY, tags=TAGS)
+    if rung >= 5:  # the legacy tool (6: only the archive of its runs is left): a task of its own shape (legacy.py)
+        return legacy.generate(case, rng, family=NAME, category=CATEGORY, tags=TAGS, archived=rung >= 6)
     fmt = rng.choice(sorted(FOUND_FORMATS if rung >= 3 else FORMATS))
     level = rng.choice(["ERROR", "WARN"])
     services = rng.sample(SERVICES, rng.randint(3, 6))

@@ -131,15 +131,20 @@ def hidden_logs(rng: random.Random, params: dict[str, int], services: list[str],
     }
 
 
-def instruction(services: list[str]) -> str:
+def instruction(services: list[str], *, archived: bool = False) -> str:
+    removed = (
+        "The tool was removed from every machine before\n        anyone wrote down what it does."
+        if archived
+        else "The tool is being removed from every machine, and nobody has\n        ever written down what it does."
+    )
+    summarises = "summarised" if archived else "summarises"
     return (
         textwrap.dedent(f"""\
         # Retire the legacy `logsum`
 
-        The operations team summarises the services' logs ({", ".join(services)}, ...) with
+        The operations team {summarises} the services' logs ({", ".join(services)}, ...) with
         {LOGSUM.marker} tool, a C program from 2003 whose source is lost: `{LOGSUM.tool} LOG` prints a report of
-        the log file `LOG` to standard output. The tool is being removed from every machine, and nobody has
-        ever written down what it does.
+        the log file `LOG` to standard output. {removed}
 
         Write `/app/logsum.py`, a replacement such that `python3 /app/logsum.py LOG` prints exactly what
         `logsum LOG` prints, byte for byte, and exits with the same status, for **any** file `LOG` the
@@ -147,22 +152,34 @@ def instruction(services: list[str]) -> str:
         large for the tool, service names of any length and in any bytes, more services than the tool can
         keep track of, a file that is empty or does not exist. What it writes to standard error does not matter.
 
-        - A sample of the services' logs is in `{SAMPLE}`; `logsum` is installed here, so you can
-          run it on any file you like.
         """)
-        + LOGSUM.retirement_note()
+        + (
+            f"- A sample of the services' logs is in `{SAMPLE}`.\n" + LOGSUM.archive_note()
+            if archived
+            else f"- A sample of the services' logs is in `{SAMPLE}`; `logsum` is installed here, so you can\n"
+            "  run it on any file you like.\n"
+        )
+        + LOGSUM.retirement_note(archived=archived)
     )
 
 
-def generate(case: SeedCase, rng: random.Random, *, family: str, category: str, tags: list[str]) -> TaskDraft:
-    """A level-5 task: the tool built with drawn numbers, a sample log, hidden logs and the tool's own reports."""
+def generate(
+    case: SeedCase, rng: random.Random, *, family: str, category: str, tags: list[str], archived: bool = False
+) -> TaskDraft:
+    """A level-5 task: the tool built with drawn numbers, a sample log, hidden logs and the tool's own reports; at
+    level 6 (``archived``) the tool is gone and the archive of its runs on other logs of the same kinds is left."""
     params = {key: rng.choice(values) for key, values in CHOICES.items()}
     services = sorted(rng.sample(SERVICES, rng.randint(4, 6)))
     start = datetime(2024, rng.randint(1, 12), rng.randint(1, 28), rng.randint(0, 12), 0, 0)
     sample = sample_log(rng, services, start)
     hidden = hidden_logs(rng, params, services, start + timedelta(days=1))
+    archive = None
+    if archived:
+        past = hidden_logs(rng, params, services, start - timedelta(days=40))
+        archive = LOGSUM.archive_runs(params, {**past, "sample.log": sample.encode()}, rng)
+        LOGSUM.check_pinned(params, CHOICES, archive)
     return LOGSUM.draft(
-        case, rng, family=family, category=category, tags=tags, hint="legacy-logsum",
-        record={"services": len(services)}, instruction=instruction(services), params=params, sample_path=SAMPLE,
-        sample=sample, hidden=hidden,
+        case, rng, family=family, category=category, tags=tags, hint="archived-logsum" if archived else "legacy-logsum",
+        record={"services": len(services)}, instruction=instruction(services, archived=archived), params=params,
+        sample_path=SAMPLE, sample=sample, hidden=hidden, archive=archive,
     )  # fmt: skip

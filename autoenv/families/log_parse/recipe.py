@@ -25,15 +25,28 @@ PROGRAM = "/app/logsum.py"
 class LogSummaryRecipe(ProgramRecipe):
     name = "log_summary"
     ladder = LADDER
-    level_markers = (*climbing(PROGRAM, "logging configuration declares", "retried write"), (LOGSUM.marker,))
+    level_markers = (
+        *climbing(PROGRAM, "logging configuration declares", "retried write"),
+        (LOGSUM.marker,),
+        (LOGSUM.marker, LOGSUM.archive_marker),
+    )
     markers = ("is **malformed**", "/app/summary.json")
 
     def match(self, instruction: str) -> dict[str, Any] | None:
         if LOGSUM.marker in instruction and LOGSUM.tool in instruction:
-            return {"legacy": True, "program_path": PROGRAM, "inputs": [legacy.SAMPLE], "outputs": []}
+            archived = LOGSUM.archive_marker in instruction
+            return {
+                "legacy": True,
+                "archived": archived,
+                "program_path": PROGRAM,
+                "inputs": [legacy.SAMPLE],
+                "outputs": [],
+            }
         return super().match(instruction)
 
     def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
+        if found.get("archived"):
+            return LOGSUM.archive_episode(self.name, legacy.CHOICES, {})
         if found.get("legacy"):
             return LOGSUM.episode(self.name, PROBE, legacy.SAMPLE)
         return super().solve(instruction, found)

@@ -2,7 +2,7 @@
 /app/logsum.py, with the three numbers the C program was compiled with (the solver finds them by running it).
 
 Its ``report(data) -> (stdout, status)`` is the family's own; ``chunks`` (C's fgets) and the command line
-(``main``) are what every legacy replacement ends with (``autoenv.families.legacy_tool.MAIN``, appended on writing).
+(``main``) are what every legacy replacement ends with (``autoenv.families.legacy_texts.MAIN``, appended on writing).
 """
 
 import json
