@@ -333,6 +333,14 @@ class LegacyTool:
             params={**params, "leak_hint": None},
         )
 
+    def closing(self, shipped: str, installed: str, *, archived: bool) -> str:
+        """The instruction's closing bullets: ``shipped`` (the start of a bullet saying what the task ships, or ""),
+        how the tool's behaviour can be learned (``installed``: level 5's words saying it runs here, as that level's
+        text wraps them; at the archive level, :meth:`archive_note`) and :meth:`retirement_note`."""
+        if archived:
+            return (f"{shipped}.\n" if shipped else "") + self.archive_note() + self.retirement_note(archived=True)
+        return (f"{shipped}; " if shipped else "- ") + installed + self.retirement_note()
+
     def retirement_note(self, *, archived: bool = False) -> str:
         """The instruction's closing lines, the same at every legacy level."""
         if archived:

@@ -206,8 +206,7 @@ def instruction(service: str, ini: str, *, archived: bool = False) -> str:
             "The tool is being removed from every machine, and\n        nobody has ever written down what it does.",
         )
     )  # fmt: skip
-    return (
-        textwrap.dedent(f"""\
+    return textwrap.dedent(f"""\
         # Retire the legacy `cfgnorm`
 
         The {service} service's launcher, written in 2004, {reads} its configuration through
@@ -223,14 +222,10 @@ def instruction(service: str, ini: str, *, archived: bool = False) -> str:
         many errors, NUL and other stray bytes, CRLF line ends, a file that is empty or does not exist.
         What it writes to standard error does not matter.
 
-        """)
-        + (
-            f"- The service's config is `/app/config/{ini}`.\n" + CFGNORM.archive_note()
-            if archived
-            else f"- The service's config is `/app/config/{ini}`; `cfgnorm` is installed here, so you can run it on\n"
-            "  any file you like.\n"
-        )
-        + CFGNORM.retirement_note(archived=archived)
+        """) + CFGNORM.closing(
+        f"- The service's config is `/app/config/{ini}`",
+        "`cfgnorm` is installed here, so you can run it on\n  any file you like.\n",
+        archived=archived,
     )
 
 

@@ -201,8 +201,7 @@ def instruction(spec: dict[str, Any], data_path: str, *, archived: bool = False)
             "The tool is being removed from every machine,\n        and nobody has ever written down what it does.",
         )
     )  # fmt: skip
-    return (
-        textwrap.dedent(f"""\
+    return textwrap.dedent(f"""\
         # Retire the legacy `grpstat`
 
         The {spec["domain"]} team {summarises} its CSV extracts (like `{data_path}`: `id,{group},{value},status`)
@@ -218,13 +217,8 @@ def instruction(spec: dict[str, Any], data_path: str, *, archived: bool = False)
         many for the tool's arithmetic, a file that is empty, holds only its header or does not exist. What it
         writes to standard error does not matter.
 
-        """)
-        + (
-            GRPSTAT.archive_note()
-            if archived
-            else "- `grpstat` is installed here, so you can run it on any file you like.\n"
-        )
-        + GRPSTAT.retirement_note(archived=archived)
+        """) + GRPSTAT.closing(
+        "", "`grpstat` is installed here, so you can run it on any file you like.\n", archived=archived
     )
 
 

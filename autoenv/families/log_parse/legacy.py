@@ -138,8 +138,7 @@ def instruction(services: list[str], *, archived: bool = False) -> str:
         else "The tool is being removed from every machine, and nobody has\n        ever written down what it does."
     )
     summarises = "summarised" if archived else "summarises"
-    return (
-        textwrap.dedent(f"""\
+    return textwrap.dedent(f"""\
         # Retire the legacy `logsum`
 
         The operations team {summarises} the services' logs ({", ".join(services)}, ...) with
@@ -152,14 +151,10 @@ def instruction(services: list[str], *, archived: bool = False) -> str:
         large for the tool, service names of any length and in any bytes, more services than the tool can
         keep track of, a file that is empty or does not exist. What it writes to standard error does not matter.
 
-        """)
-        + (
-            f"- A sample of the services' logs is in `{SAMPLE}`.\n" + LOGSUM.archive_note()
-            if archived
-            else f"- A sample of the services' logs is in `{SAMPLE}`; `logsum` is installed here, so you can\n"
-            "  run it on any file you like.\n"
-        )
-        + LOGSUM.retirement_note(archived=archived)
+        """) + LOGSUM.closing(
+        f"- A sample of the services' logs is in `{SAMPLE}`",
+        "`logsum` is installed here, so you can\n  run it on any file you like.\n",
+        archived=archived,
     )
 
 
