@@ -28,7 +28,7 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autoenv.errors import MachineError
 from autoenv.families.base import TaskDraft, dockerfile, pytest_test_sh, solve_sh, task_name, task_toml
@@ -72,6 +72,17 @@ def _compile(source: Path, flags: tuple[str, ...], what: str) -> bytes:
             problem = done.stderr.strip()[-600:]
             raise NoCompiler(f"{source} did not compile: {problem} (libc6-dev has the static C library)")
         return out.read_bytes()
+
+
+class ArchivedRun(NamedTuple):
+    """One past run of a retired tool, as the archive level ships it (``/srv/<tool>-archive/<folder>/``)."""
+
+    folder: str
+    command: str
+    #: The file it read; None when the file named did not exist.
+    input: bytes | None
+    stdout: bytes
+    status: int
 
 
 @dataclass(frozen=True)
@@ -187,7 +198,7 @@ class LegacyTool:
 
     def archive_runs(
         self, params: Mapping[str, Any], inputs: Mapping[str, bytes | None], rng: random.Random
-    ) -> list[tuple[str, str, bytes | None, bytes, int]]:
+    ) -> list[ArchivedRun]:
         """The archive level's past runs of the tool, in a drawn order under dated names that do not tell which
         corner a run shows: (folder, command line, input or None when the file did not exist, stdout, status)."""
         ran = self.run_each(params, inputs)
@@ -199,31 +210,30 @@ class LegacyTool:
             date = (datetime.date(1990, 1, 1) + datetime.timedelta(days=day)).isoformat()
             suffix = Path(name).suffix
             command = f"{self.name} /var/spool/{self.inputs}/{date}{suffix}"
-            runs.append((f"run-{number:02d}", command, inputs[name], *ran[name]))
+            runs.append(ArchivedRun(f"run-{number:02d}", command, inputs[name], *ran[name]))
         return runs
 
-    def check_pinned(
-        self, params: Mapping[str, Any], space: Mapping[str, Any], runs: list[tuple[str, str, bytes | None, bytes, int]]
-    ) -> None:
+    def check_pinned(self, params: Mapping[str, Any], space: Mapping[str, Any], runs: list[ArchivedRun]) -> None:
         """Raise ValueError unless ``params`` is the one build in ``space`` (each drawn parameter's values) that
         prints what every archived run printed: the archive level promises its runs show each of the tool's
         limits, and this is that promise checked."""
         fixed = {k: v for k, v in params.items() if k not in space}
-        shown = [(data, out, status) for _, _, data, out, status in runs if data is not None]
+        shown = [(run.input, run.stdout, run.status) for run in runs if run.input is not None]
         found = builds_matching(self.template(), PARAMS_MARKER, {k: list(v) for k, v in space.items()}, fixed, shown)
         if found != [{**fixed, **{k: params[k] for k in space}}]:
             raise ValueError(
                 f"{self.level} archive: {len(found)} builds print what the archive holds, not just {params}"
             )
 
-    def archive_files(self, runs: list[tuple[str, str, bytes | None, bytes, int]]) -> dict[str, str | bytes]:
+    def archive_files(self, runs: list[ArchivedRun]) -> dict[str, str | bytes]:
         """The archive's files under ``environment/archive/`` (copied to :attr:`archive`)."""
         files: dict[str, str | bytes] = {}
-        for folder, command, data, stdout, status in runs:
-            at = f"environment/archive/{folder}"
-            files.update({f"{at}/command": command + "\n", f"{at}/stdout": stdout, f"{at}/status": f"{status}\n"})
-            if data is not None:
-                files[f"{at}/input"] = data
+        for run in runs:
+            at = f"environment/archive/{run.folder}"
+            files.update({f"{at}/command": run.command + "\n", f"{at}/stdout": run.stdout,
+                          f"{at}/status": f"{run.status}\n"})  # fmt: skip
+            if run.input is not None:
+                files[f"{at}/input"] = run.input
         return files
 
     def archive_note(self) -> str:
@@ -254,7 +264,7 @@ class LegacyTool:
         sample: str,
         hidden: Mapping[str, bytes | None],
         rng: random.Random,
-        archive: list[tuple[str, str, bytes | None, bytes, int]] | None = None,
+        archive: list[ArchivedRun] | None = None,
     ) -> dict[str, str | bytes]:
         """The task's files: the tool and its licence in the image (or, given ``archive``, the tool's past runs
         instead: :meth:`archive_runs`), ``sample`` at ``sample_path`` (under /app), ``hidden`` inputs beside the
