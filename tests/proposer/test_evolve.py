@@ -95,7 +95,10 @@ def test_top_level_unladdered_and_bad_inputs_are_refused_clearly(tmp_path, monke
     plain = drafted(docx, tmp_path / "plain")
     out = str(tmp_path / "out")
     for args, words in (
-        (["--from", str(top)], [str(top), "level 5 is the top of family log-parse", "--policy openai"]),
+        (
+            ["--from", str(top)],
+            [str(top), f"level {max(FAMILIES['log-parse'].levels)} is the top of family log-parse", "--policy openai"],
+        ),
         (["--from", str(plain)], [str(plain), "family docx-formatting has one level (no ladder)", "--policy openai"]),
         (["--from", str(tmp_path)], [str(tmp_path), "not a task folder"]),
         ([], ["--method evolve needs --from TASK_DIR"]),
