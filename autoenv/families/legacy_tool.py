@@ -133,6 +133,12 @@ class LegacyTool:
         return f"/srv/{self.name}-archive"
 
     @property
+    def archive_check(self) -> str:
+        """The shell lines comparing the replacement with every archived run (reference solution and scripted
+        solver alike)."""
+        return COMPARE_WITH_ARCHIVE.format(replacement=self.replacement, archive=self.archive)
+
+    @property
     def marker(self) -> str:
         """The phrase every instruction of the level has (recipes and ``read_level`` know the level by it)."""
         return f"the legacy `{self.name}`"
@@ -197,10 +203,16 @@ class LegacyTool:
         return pytest_test_sh(*support, prepare=retire + f"rm -f {self.tool} {self.licence}\n")
 
     def archive_runs(
-        self, params: Mapping[str, Any], inputs: Mapping[str, bytes | None], rng: random.Random
+        self,
+        params: Mapping[str, Any],
+        inputs: Mapping[str, bytes | None],
+        rng: random.Random,
+        *,
+        space: Mapping[str, Any],
     ) -> list[ArchivedRun]:
-        """The archive level's past runs of the tool, in a drawn order under dated names that do not tell which
-        corner a run shows: (folder, command line, input or None when the file did not exist, stdout, status)."""
+        """The archive level's past runs of the tool on ``inputs``, in a drawn order under dated names that do not
+        tell which corner a run shows; :meth:`check_pinned` against ``space`` (each drawn parameter's values) before
+        they are returned, so no archive that leaves a limit open is ever shipped."""
         ran = self.run_each(params, inputs)
         names = list(inputs)
         rng.shuffle(names)
@@ -211,6 +223,7 @@ class LegacyTool:
             suffix = Path(name).suffix
             command = f"{self.name} /var/spool/{self.inputs}/{date}{suffix}"
             runs.append(ArchivedRun(f"run-{number:02d}", command, inputs[name], *ran[name]))
+        self.check_pinned(params, space, runs)
         return runs
 
     def check_pinned(self, params: Mapping[str, Any], space: Mapping[str, Any], runs: list[ArchivedRun]) -> None:
@@ -275,25 +288,22 @@ class LegacyTool:
         support = sorted(n for n, data in inputs.items() if data is not None)
         write = f"cat > {self.replacement} <<'REPLACEMENT'\n" + self.program(params) + "REPLACEMENT\n"
         if archive is not None:
-            return {
-                "instruction.md": instruction,
-                "task.toml": task_toml(family=family, seed_case=case.id, category=category, tags=tags,
-                                       difficulty="hard", agent_timeout=900.0, verifier_timeout=300.0),
+            image: dict[str, str | bytes] = {
                 "environment/Dockerfile": dockerfile() + f"COPY archive {self.archive}\n",
-                f"environment/app/{sample_path.removeprefix('/app/')}": sample,
                 **self.archive_files(archive),
-                "solution/solve.sh": solve_sh(write + COMPARE_WITH_ARCHIVE.format(
-                    replacement=self.replacement, archive=self.archive)),
-                "tests/test.sh": self.test_sh(support, archived=True),
-                "tests/test_outputs.py": self.tests_text(self.expected(params, inputs)),
-                "tests/agentcall.py": AGENTCALL,
-                **{f"tests/{n}": data for n, data in inputs.items() if data is not None},
-            }  # fmt: skip
-        solution = solve_sh(
-            write
-            + f"python3 {self.replacement} {sample_path} | cmp - <({self.name} {sample_path}) && echo same output\n"
-        )
-        secret = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+            }
+            check = self.archive_check
+        else:
+            secret = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+            image = {
+                "environment/Dockerfile": dockerfile()
+                + f"COPY legacy/{self.name} {self.tool}\nCOPY legacy/licence {self.licence}\n",
+                f"environment/legacy/{self.name}": self.build(params),
+                "environment/legacy/licence": f"{self.name} {self.version} site licence {secret}\n",
+            }
+            check = (
+                f"python3 {self.replacement} {sample_path} | cmp - <({self.name} {sample_path}) && echo same output\n"
+            )
         return {
             "instruction.md": instruction,
             "task.toml": task_toml(
@@ -305,13 +315,10 @@ class LegacyTool:
                 agent_timeout=900.0,
                 verifier_timeout=300.0,
             ),  # fmt: skip
-            "environment/Dockerfile": dockerfile()
-            + f"COPY legacy/{self.name} {self.tool}\nCOPY legacy/licence {self.licence}\n",
+            **image,
             f"environment/app/{sample_path.removeprefix('/app/')}": sample,
-            f"environment/legacy/{self.name}": self.build(params),
-            "environment/legacy/licence": f"{self.name} {self.version} site licence {secret}\n",
-            "solution/solve.sh": solution,
-            "tests/test.sh": self.test_sh(support),
+            "solution/solve.sh": solve_sh(write + check),
+            "tests/test.sh": self.test_sh(support, archived=archive is not None),
             "tests/test_outputs.py": self.tests_text(self.expected(params, inputs)),
             "tests/agentcall.py": AGENTCALL,
             **{f"tests/{n}": data for n, data in inputs.items() if data is not None},
@@ -432,5 +439,4 @@ class LegacyTool:
     def archive_episode(self, recipe: str, space: Mapping[str, Any], fixed: Mapping[str, Any]) -> Episode:
         """The scripted solver at the archive level: find the one build the archive fits (:meth:`archive_probe`),
         write the replacement with it, compare it with every archived run."""
-        return self.episode(recipe, self.archive_probe(space, fixed), compare=COMPARE_WITH_ARCHIVE.format(
-            replacement=self.replacement, archive=self.archive))  # fmt: skip
+        return self.episode(recipe, self.archive_probe(space, fixed), compare=self.archive_check)

@@ -241,8 +241,7 @@ def generate(case: SeedCase, rng: random.Random, g: ModuleType, *, archived: boo
     archive = None
     if archived:
         past = {**hidden_configs(rng, params, sample_config(g, rng, g.draw_config(rng))), ini: sample.encode()}
-        archive = CFGNORM.archive_runs(params, past, rng)
-        CFGNORM.check_pinned(params, CHOICES, archive)
+        archive = CFGNORM.archive_runs(params, past, rng, space=CHOICES)
     hint = f"{'archived' if archived else 'legacy'}-cfgnorm-{service}"
     return CFGNORM.draft(
         case, rng, family=g.NAME, category=g.CATEGORY, tags=g.TAGS, hint=hint,

@@ -82,9 +82,7 @@ class CsvStatRecipe(ProgramRecipe):
 
     def solve(self, instruction: str, found: dict[str, Any]) -> Episode:
         if found.get("archived"):
-            return GRPSTAT.archive_episode(
-                self.name, {**legacy.CHOICES, "ok": legacy.OK}, {"group": found["group"], "value": found["value"]}
-            )
+            return GRPSTAT.archive_episode(self.name, legacy.SPACE, {"group": found["group"], "value": found["value"]})
         if found.get("legacy"):
             return GRPSTAT.episode(
                 self.name, PROBE.replace("__DATA__", repr(found["data"])), shlex.quote(found["data"])

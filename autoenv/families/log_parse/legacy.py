@@ -171,8 +171,7 @@ def generate(
     archive = None
     if archived:
         past = hidden_logs(rng, params, services, start - timedelta(days=40))
-        archive = LOGSUM.archive_runs(params, {**past, "sample.log": sample.encode()}, rng)
-        LOGSUM.check_pinned(params, CHOICES, archive)
+        archive = LOGSUM.archive_runs(params, {**past, "sample.log": sample.encode()}, rng, space=CHOICES)
     return LOGSUM.draft(
         case, rng, family=family, category=category, tags=tags, hint="archived-logsum" if archived else "legacy-logsum",
         record={"services": len(services)}, instruction=instruction(services, archived=archived), params=params,
