@@ -38,7 +38,7 @@ from bench._common import machine  # noqa: E402
 
 #: the agent's time in a chaos trial (the behaviours that sleep past it are stopped by it)
 AGENT_TIMEOUT_SEC = 20.0
-#: a trial that takes longer than its agent and verifier timeouts plus this has hung
+#: a trial that takes longer than its timeouts (build, agent, verifier) plus this has hung
 MARGIN_SEC = 90.0
 #: tasks whose verifiers need a browser or LibreOffice: left out (they need more than a sandbox)
 CGROUP_BASES = ("/sys/fs/cgroup/pids/autoenv", "/sys/fs/cgroup/autoenv")
@@ -51,11 +51,14 @@ def bundled_tasks() -> list[Path]:
     )
 
 
-def verifier_timeout(task: Path) -> float:
+def own_timeouts(task: Path) -> float:
+    """The seconds a trial of ``task`` may take by its own timeouts other than the agent's: its sandbox's build
+    and start, and its verifier (Harbor's defaults where task.toml says nothing)."""
     import tomllib
 
     config = tomllib.loads((task / "task.toml").read_text())
-    return float(config.get("verifier", {}).get("timeout_sec", 600.0))
+    build = float(config.get("environment", {}).get("build_timeout_sec", 600.0))
+    return build + float(config.get("verifier", {}).get("timeout_sec", 600.0))
 
 
 def disk_used() -> int:
@@ -120,7 +123,7 @@ async def soak(n_trials: int, seed: int, at_once: int, trials_dir: Path) -> dict
         async with semaphore:
             if stopped:
                 return
-            limit = AGENT_TIMEOUT_SEC + verifier_timeout(task) + MARGIN_SEC
+            limit = AGENT_TIMEOUT_SEC + own_timeouts(task) + MARGIN_SEC
             started = time.monotonic()
             try:
                 outcome = await asyncio.wait_for(

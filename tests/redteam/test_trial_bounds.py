@@ -61,6 +61,8 @@ SOLVE = "echo hello > /app/out.txt\n"
 CHILD = textwrap.dedent(
     """
     import json, resource, sys
+    from tests.redteam.watchdog import dump_stacks_after
+    dump_stacks_after(float(sys.argv[5]))
     from autoenv.trials.runner import run_trial
     from tests.redteam.attacker import IMPORT_PATH
     outcome = run_trial(
@@ -89,12 +91,22 @@ def _trial(tmp_path: Path, script: str, env: str) -> tuple[dict, float, float]:
     task = write_task(tmp_path / "tasks", "bounded", files={"task.toml": TOML})
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(task), SOLVE + script, str(tmp_path / "trials"), env],
-        capture_output=True, text=True, cwd=REPO, timeout=600,
+        [sys.executable, "-c", CHILD, str(task), SOLVE + script, str(tmp_path / "trials"), env, str(CHILD_LIMIT)],
+        capture_output=True, text=True, cwd=REPO, timeout=CHILD_LIMIT + 60,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, (done.stderr[-6000:], _trial_logs(tmp_path / "trials"))
     report = json.loads(done.stdout.strip().splitlines()[-1])
     return report["outcome"], report["peak_mb"], time.monotonic() - started
+
+
+#: a trial that has not ended by then prints where it waits (every asyncio task's stack) and exits: the agent's
+#: 120 s, the verifier's 60 s and the build's 120 s with room to spare, and under pytest-timeout's 600 s
+CHILD_LIMIT = 420
+
+
+def _trial_logs(trials: Path) -> str:
+    """The tail of each trial's own log (Harbor's trial.log), for a child that failed."""
+    return "\n".join(f"{log}:\n{log.read_text(errors='replace')[-4000:]}" for log in sorted(trials.glob("*/trial.log")))
 
 
 def _attack_log(outcome: dict) -> str:
@@ -102,16 +114,16 @@ def _attack_log(outcome: dict) -> str:
     return path.read_text() if path.exists() else ""
 
 
+TEN_GB = "fallocate -l 10G /app/big; echo fallocate10=$?; rm -f /app/big"
+THREE_GB = "fallocate -l 3G /app/big; echo ok=$?"
+
+
 @pytest.mark.parametrize(
     "what, script, bound",
     [
         ("a 20 GB sparse file", "truncate -s 20G /app/big && ls -ls /app/big", "MiB"),
         # 10 GB does not fit the sandbox's disk (ENOSPC inside); 3 GB of allocated blocks does, and reads as zeros
-        (
-            "a 10 GB real file",
-            "fallocate -l 10G /app/big; echo fallocate10=$?; rm -f /app/big; fallocate -l 3G /app/big; echo ok=$?",
-            "MiB",
-        ),
+        ("a 10 GB real file", f"{TEN_GB}; {THREE_GB}", "MiB"),
         ("150,000 files", "mkdir /app/many && cd /app/many && seq 1 150000 | xargs touch && ls | wc -l", "files"),
     ],
 )
@@ -120,8 +132,13 @@ def test_what_the_agent_leaves_cannot_exhaust_the_host(tmp_path, env, what, scri
     # without a bound on the writable layer (this daemon: overlay2 on ext4), 10 GB written in the sandbox is 10 GB of
     # the host's disk while the trial lasts: the host needs the room, and the bound inside is not there to test
     unbounded = env == "docker" and disk_bound_problem() is not None
-    if unbounded and "real file" in what and shutil.disk_usage("/var/lib/docker").free < 20 << 30:
-        pytest.skip(f"this Docker daemon has no disk bound per sandbox and under 20 GB free; {DISK_BOUND_FIX}")
+    if unbounded and "real file" in what:
+        # no bound inside to test: only the 3 GB the harness must not copy out. Writing 10 GB more to the host's
+        # disk, beside the other CI worker's tests, once gave a trial that never ended (in CI; the cause was not
+        # seen: the child's watchdog now prints where it waits)
+        script = THREE_GB
+        if shutil.disk_usage("/var/lib/docker").free < 10 << 30:
+            pytest.skip(f"this Docker daemon has no disk bound per sandbox and under 10 GB free; {DISK_BOUND_FIX}")
     before = _disk_used()
     outcome, peak_mb, seconds = _trial(tmp_path, script, env)
     log = _attack_log(outcome)
