@@ -3,8 +3,9 @@
 Every outcome lands on one party:
 
 - **the agent** (:attr:`Party.AGENT`): a verdict. The reward counts as the attempt's, 0 when it failed; an agent
-  that timed out, passed a bound of its trial (a 20 GB file left behind: ``agent_limit``) or broke its own
-  sandbox's exec channel (root in the sandbox can: ``sandbox``/``HelperGone`` after the start) failed its attempt.
+  that timed out, passed a bound of its trial (a 20 GB file left behind: ``agent_limit``), broke its own
+  sandbox's exec channel (root in the sandbox can: ``sandbox``/``HelperGone`` after the start) or was in a trial
+  that never ended once it had started (``hung``) failed its attempt.
 - **the task** (:attr:`Party.TASK`): the task is flawed or this backend cannot run it; validation says invalid
   with the reason, rollouts leave it out.
 - **the machine** (:attr:`Party.MACHINE`): no sandbox could be built or started for reasons outside the task
@@ -47,6 +48,9 @@ class ErrorKind(StrEnum):
     AGENT_LIMIT = "agent_limit"
     #: the exec channel to the sandbox's PID 1 broke after the start (root in the sandbox can do this)
     HELPER_GONE = "HelperGone"
+    #: the trial outlived its own timeouts and a margin after its agent had started, and was cancelled
+    #: (:func:`autoenv.trials.runner.trial_deadline`); before the agent started, such a hang is the machine's
+    HUNG = "hung"
     #: Harbor could not load the task, or the error explained as the task's (:func:`autoenv.errors.explain`)
     INVALID_TASK = "invalid_task"
     #: the task is fine; this backend cannot run it (a network mode it cannot enforce)
@@ -96,6 +100,7 @@ PARTY_OF_KIND: dict[str | None, Party] = {
     K.VERIFIER_TIMEOUT: Party.AGENT,
     K.SANDBOX: Party.AGENT,
     K.HELPER_GONE: Party.AGENT,
+    K.HUNG: Party.AGENT,
     K.BUILD: Party.TASK,
     K.INVALID_TASK: Party.TASK,
     K.BACKEND_UNSUPPORTED: Party.TASK,

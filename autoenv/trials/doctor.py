@@ -8,7 +8,6 @@ fixes it."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import tempfile
 import time
@@ -79,7 +78,7 @@ def _trial(mode: str, env: str) -> Callable[[], str]:
     """A real trial of a one-line task: the oracle writes a file, the verifier (another sandbox) rewards it."""
 
     def probe() -> str:
-        from autoenv.trials.runner import arun_trial
+        from autoenv.trials.runner import run_trial
 
         with tempfile.TemporaryDirectory(prefix="autoenv-doctor-") as tmp:
             task = Path(tmp) / f"doctor-{mode}"
@@ -93,7 +92,7 @@ def _trial(mode: str, env: str) -> Callable[[], str]:
             (task / "tests" / "test.sh").write_text(
                 "#!/bin/sh\nif grep -qx ok /app/out.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
             )
-            outcome = asyncio.run(arun_trial(task, "oracle", env=env, trials_dir=Path(tmp) / "trials"))
+            outcome = run_trial(task, "oracle", env=env, trials_dir=Path(tmp) / "trials")
         if outcome.error or outcome.reward != 1.0:
             raise RuntimeError(
                 f"{outcome.error or 'reward ' + str(outcome.reward)}: "

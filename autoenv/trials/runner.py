@@ -13,8 +13,9 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harbor.models.trial.config import AgentConfig, TaskConfig, TrialConfig
 from harbor.models.trial.result import TrialResult
@@ -28,6 +29,8 @@ from autoenv.sandbox.transfer import read_limit
 from autoenv.trials import DEFAULT_TRIALS_DIR
 from autoenv.trials.attribution import ERROR_KINDS, ErrorKind, error_kind, stop_on_machine_fault
 from autoenv.vocab import AUTOENV_AGENTS
+
+T = TypeVar("T")
 
 
 class TrialOutcome(BaseModel):
@@ -123,8 +126,10 @@ async def arun_trial(
     agent_timeout_sec: float | None = None,
     timeout_multiplier: float = 1.0,
     env_kwargs: dict[str, Any] | None = None,
+    deadline_sec: float | None = None,
 ) -> TrialOutcome:
-    """Run one trial through Harbor's Trial machinery."""
+    """Run one trial through Harbor's Trial machinery, cancelled as hung past ``deadline_sec`` (default: its own
+    timeouts and a margin, :func:`trial_deadline`)."""
     task_dir = Path(task_dir).resolve()
     agent_cfg = agent_config(agent, model=model, kwargs=agent_kwargs)
     if agent_timeout_sec is not None:
@@ -139,13 +144,102 @@ async def arun_trial(
     )
     started = time.monotonic()
     trial = await Trial.create(config)
-    result = await trial.run()
+    deadline = trial_deadline(trial) if deadline_sec is None else deadline_sec
+    result = await _run_within(trial, deadline)
+    if result is None:
+        return _hung(trial, agent, env, started, deadline)
     return _outcome(result, agent, env, started)
+
+
+#: Seconds a trial may take past the sum of its own timeouts before it counts as hung: its outputs' transfers
+#: (bounded in seconds themselves), two teardowns and the harness's own steps, on a loaded machine.
+HANG_MARGIN_SEC = 300.0
+#: Seconds a hung trial gets, once cancelled, to wind up (Harbor records the cancellation and stops its sandboxes).
+CANCEL_GRACE_SEC = 30.0
+
+
+def trial_deadline(trial: Trial) -> float | None:
+    """Seconds after which ``trial`` has hung: its sandboxes' builds (the agent's and a separate verifier's), the
+    agent's set-up and run, the verifier, and :data:`HANG_MARGIN_SEC`, as Harbor resolved them for this trial
+    (multipliers included). None where the agent has no timeout.
+
+    Each phase has a timeout of its own, but a step between them can wait forever (a ``docker compose down``
+    on a wedged daemon; Harbor's teardown has no timeout): one such trial would stall a whole step of training."""
+    if trial.agent_timeout_sec is None:
+        return None
+    phases = 2 * trial.environment_build_timeout_sec + trial.agent_setup_timeout_sec
+    return phases + trial.agent_timeout_sec + trial.verifier_timeout_sec + HANG_MARGIN_SEC
+
+
+async def _run_within(trial: Trial, deadline: float | None) -> TrialResult | None:
+    """``trial.run()``, cancelled past ``deadline`` seconds: its result, or None when it did not end even then.
+
+    Harbor's trial catches a cancellation that reaches its sandboxes' teardown (shielded) and returns its
+    result: a trial whose verdict was in before it hung keeps its verdict."""
+    run = asyncio.ensure_future(trial.run())
+    try:
+        done, _ = await asyncio.wait({run}, timeout=deadline)
+        if not done:
+            run.cancel()
+            await asyncio.wait({run}, timeout=CANCEL_GRACE_SEC)
+    except asyncio.CancelledError:
+        run.cancel()
+        raise
+    if run.done() and not run.cancelled():
+        return run.result()  # raises what the trial raised
+    return None
+
+
+#: Harbor's phases of a trial, in order, as its result times them.
+PHASES = (
+    ("environment_setup", "starting its sandbox"),
+    ("agent_setup", "setting up the agent"),
+    ("agent_execution", "the agent's run"),
+    ("verifier", "the verifier"),
+)
+
+
+def _hung(trial: Trial, agent: str, env: str, started: float, deadline: float | None) -> TrialOutcome:
+    """The outcome of a trial cancelled past its deadline: the agent's failure once its set-up had begun (root in the
+    sandbox may be what hangs the harness), the machine's before (no code of the agent's had run)."""
+    result = trial.result
+    timings = [(getattr(result, name), what) for name, what in PHASES]
+    begun = [(timing, what) for timing, what in timings if timing is not None and timing.started_at is not None]
+    at = next((what for timing, what in reversed(begun) if timing.finished_at is None), None)
+    at = at or (f"after {begun[-1][1]}: collecting outputs or stopping its sandboxes" if begun else "its start")
+    agent_began = result.agent_setup is not None or result.agent_execution is not None
+    return TrialOutcome(
+        task=result.task_name,
+        agent=agent,
+        environment=env,
+        reward=0.0 if agent_began else None,
+        error=str(ErrorKind.HUNG if agent_began else ErrorKind.MACHINE),
+        error_message=f"the trial did not end within its deadline ({deadline:g} s) and was cancelled; it was at: {at}",
+        trial_dir=str(trial.paths.trial_dir),
+        duration_sec=round(time.monotonic() - started, 3),
+    )
 
 
 def run_trial(task_dir: Path | str, agent: str = "oracle", **kwargs: Any) -> TrialOutcome:
     """Blocking wrapper around :func:`arun_trial` for scripts and the CLI."""
-    return asyncio.run(arun_trial(task_dir, agent, **kwargs))
+    return run_bounded(arun_trial(task_dir, agent, **kwargs))
+
+
+def run_bounded(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``, except that what is left running when ``main`` returns (the teardown of a hung
+    trial, which may never return) gets :data:`CANCEL_GRACE_SEC` once cancelled, not forever: the caller gets
+    ``main``'s result."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        leftovers = asyncio.all_tasks(loop)
+        for task in leftovers:
+            task.cancel()
+        if leftovers:
+            loop.run_until_complete(asyncio.wait(leftovers, timeout=CANCEL_GRACE_SEC))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 def quiet_harbor_logs(level: int = logging.WARNING) -> None:
@@ -201,4 +295,13 @@ async def arun_many(
     return outcomes
 
 
-__all__ = ["ERROR_KINDS", "TrialOutcome", "arun_many", "arun_trial", "run_trial", "stop_on_machine_fault"]
+__all__ = [
+    "ERROR_KINDS",
+    "TrialOutcome",
+    "arun_many",
+    "arun_trial",
+    "run_bounded",
+    "run_trial",
+    "stop_on_machine_fault",
+    "trial_deadline",
+]
