@@ -32,7 +32,7 @@ from autoenv.agents.chaos import BEHAVIOURS, IMPORT_PATH  # noqa: E402
 from autoenv.errors import MachineError  # noqa: E402
 from autoenv.sandbox.local.cache import cache_root  # noqa: E402
 from autoenv.sandbox.local.environment import IMAGE_RECORD  # noqa: E402
-from autoenv.trials.attribution import Party, party  # noqa: E402
+from autoenv.trials.attribution import ErrorKind, Party, party  # noqa: E402
 from autoenv.trials.runner import arun_trial, quiet_harbor_logs  # noqa: E402
 from bench._common import machine  # noqa: E402
 
@@ -167,9 +167,10 @@ def main() -> int:
         new = settle(ids)
     rows = result["rows"]
     slowest = max(rows, key=lambda r: r["seconds"] / r["limit"], default=None)
+    hung = ("HUNG", str(ErrorKind.HUNG))  # past the soak's own limit, or cancelled at the trial's deadline
     verdicts = collections.Counter(
         "hung"
-        if r["error"] == "HUNG"
+        if r["error"] in hung
         else f"reward {r['reward']:g}"
         if r["reward"] is not None
         else f"error {r['error']}"
@@ -177,7 +178,7 @@ def main() -> int:
     )
     kinds = collections.Counter(r["error"] or "-" for r in rows)
     without_verdict = [
-        r for r in rows if r["error"] == "HUNG" or (r["reward"] is None and party(r["error"]) is not Party.MACHINE)
+        r for r in rows if r["error"] in hung or (r["reward"] is None and party(r["error"]) is not Party.MACHINE)
     ]
     summary = {
         "machine": machine(),

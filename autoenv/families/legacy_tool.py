@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
 
+#: How a probe (a Python program) is given to the shell as one command: ``python3 - <<'PY' ... PY``.
+HEREDOC_HEAD, HEREDOC_TAIL = "python3 - <<'PY'\n", "\nPY"
 #: Where ``legacy_main.h`` is (the command line every tool's main() begins with).
 HEADERS = Path(__file__).parent
 
@@ -379,8 +381,7 @@ class LegacyTool:
         tool was built with) after a ``run(data)`` that runs the tool on ``data`` and returns its output's lines
         and its standard error."""
         return (
-            "python3 - <<'PY'\n"
-            "import json, os, subprocess, tempfile\n\n\n"
+            HEREDOC_HEAD + "import json, os, subprocess, tempfile\n\n\n"
             "def run(data):\n"
             "    with tempfile.NamedTemporaryFile(delete=False) as fh:\n"
             "        fh.write(data)\n"
@@ -390,14 +391,21 @@ class LegacyTool:
             "        os.unlink(fh.name)\n"
             "    return done.stdout.split(b'\\n'), done.stderr.decode(errors='replace')\n\n\n"
             + textwrap.dedent(body).strip()
-            + "\nPY"
+            + HEREDOC_TAIL
         )
 
     def episode(self, recipe: str, probe: str, sample_path: str = "", *, compare: str = "") -> Episode:
         """The scripted solver's turns: run ``probe`` (it prints ``PROBED {json}``: the parameters the tool was
         built with, found by running it), write the replacement with them, compare it with the tool on the sample
         (or run ``compare``)."""
-        probed = yield Plan([RunAction(command=probe, timeout_sec=300)], "Find what the tool was built with.")
+        # the probe as a script of its own, written and then run: a solver that stops at its first file (the learned
+        # policy's "rush") has investigated nothing and written no replacement, as at every other level
+        script = f"/tmp/find_{self.name}_build.py"
+        source = probe.removeprefix(HEREDOC_HEAD).removesuffix(HEREDOC_TAIL) + "\n"
+        probed = yield Plan(
+            [WriteFileAction(path=script, content=source), RunAction(command=f"python3 {script}", timeout_sec=300)],
+            "Write a script that finds what the tool was built with, and run it.",
+        )
         found = re.search(r"^PROBED (\{.*\})$", probed[-1].output if probed else "", re.M)
         if not found:
             yield Plan([FinishAction(message="The probes found nothing.")], "Give up.", {"intent": "recipe_failed"})
@@ -419,8 +427,8 @@ class LegacyTool:
         archived runs with :func:`~autoenv.families.legacy_search.builds_matching`, printing ``PROBED {json}`` when
         exactly one build prints what the archive holds."""
         return (
-            "python3 - <<'PY'\n"
-            "from __future__ import annotations\n\nimport json\nimport os\n\n\n"
+            HEREDOC_HEAD
+            + "from __future__ import annotations\n\nimport json\nimport os\n\n\n"
             + inspect.getsource(builds_matching)
             + f"\n\nARCHIVE = {self.archive!r}\nTEMPLATE = {self.template()!r}\n"
             + f"SPACE = json.loads({json.dumps({k: list(v) for k, v in space.items()})!r})\n"
@@ -432,8 +440,8 @@ class LegacyTool:
             "        read = lambda name: open(os.path.join(at, name), 'rb').read()\n"
             "        runs.append((read('input'), read('stdout'), int(read('status'))))\n"
             f"found = builds_matching(TEMPLATE, {PARAMS_MARKER!r}, SPACE, FIXED, runs)\n"
-            "print('PROBED ' + json.dumps(found[0]) if len(found) == 1 else '%d builds match' % len(found))\n"
-            "PY"
+            "print('PROBED ' + json.dumps(found[0]) if len(found) == 1 else '%d builds match' % len(found))"
+            + HEREDOC_TAIL
         )
 
     def archive_episode(self, recipe: str, space: Mapping[str, Any], fixed: Mapping[str, Any]) -> Episode:

@@ -17,7 +17,9 @@ import shutil
 from datetime import datetime
 
 import pytest
+from proposer_helpers import needs_sandbox
 
+from autoenv.agents.policies.learned import LearnedPolicy, PolicyTable
 from autoenv.families.config_repair import legacy as config_legacy
 from autoenv.families.csv_stat import legacy as csv_legacy
 from autoenv.families.legacy_search import builds_matching
@@ -25,6 +27,7 @@ from autoenv.families.log_parse import legacy as log_legacy
 from autoenv.families.registry import FAMILIES
 from autoenv.families.solver import PARAMS_MARKER
 from autoenv.shared.seed import SeedCase
+from autoenv.validate.calibration import CalibrationSettings, calibrate
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="the archive is the compiled tool's output")
 
@@ -101,3 +104,21 @@ def test_an_archive_that_leaves_a_limit_open_is_refused():
     without = {name: data for name, data in logs.items() if name not in ("long_lines.log", "many_services.log")}
     with pytest.raises(ValueError, match=r"archive: \d+ builds print what the archive holds"):
         tool.archive_runs(params, without, rng, space=log_legacy.CHOICES)
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("strategy, passes", [("rush", 0), ("solve", 1)])
+def test_a_solver_that_stops_at_its_first_file_has_not_found_the_build(strategy, passes, tmp_path):
+    """The learned policy's ``rush`` stops once it has written its first file. Here that file is the script that
+    searches the archive for the build: it wrote no replacement and gets 0 (it used to write the finished
+    replacement first and pass, so the top level was the untrained solver's easiest). ``solve`` goes on and passes."""
+    task = draft("log-parse", "measure:0").write(tmp_path / "tasks")
+    key = LearnedPolicy().decide((task / "instruction.md").read_text())["key"]
+    table = PolicyTable(solver={key: {strategy: 50.0}}).save(tmp_path / "table.json")
+    report = calibrate(
+        task,
+        CalibrationSettings(solver=f"terminal:policy=learned,table={table}", rollouts=1),
+        trials_dir=tmp_path / "trials",
+    )
+    assert report.passes == passes, report.verdict

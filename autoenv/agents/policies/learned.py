@@ -8,12 +8,14 @@ task family):
 
 - ``solve``: the family's recipe, carried out and checked (the correct strategy);
 - ``rush``: the recipe until it has written its first file, then stop: the
-  program is written but never run, the seed cases' "did not verify" failure;
+  program is written but never run, the seed cases' "did not verify" failure
+  (at the legacy-tool levels the first file is the script that finds how the
+  tool was built: nothing investigated, no replacement);
 - ``give_up``: look around and stop: the "did not attempt" failure;
-- ``naive`` (families whose recipe has a naive variant): the recipe trusting the
-  data as it is (no validity rules, no normalisation): right on a family's
-  easiest level, wrong on the harder ones, so mastering one level does not
-  carry over to the next.
+- ``naive`` (families whose recipe has a naive variant, below their legacy-tool
+  levels): the recipe trusting the data as it is (no validity rules, no
+  normalisation): right on a family's easiest level, wrong on the harder ones,
+  so mastering one level does not carry over to the next.
 
 Which strategy wins is decided by the task's own verifier, never by the table.
 The table is the policy's weights: :class:`PolicyTable` is saved as
@@ -118,7 +120,9 @@ class LearnedPolicy(ScriptedPolicy):
         if matched and (difficulty := matched[0].difficulty(instruction)):
             key += f":{difficulty}"  # what was learned on clean data says nothing about messy data
         task_key = hashlib.sha256(instruction.strip().encode()).hexdigest()[:16]
-        options = STRATEGIES + ((NAIVE,) if matched and matched[0].naive_variant else ())
+        # a legacy tool's level has no naive way: its replacement is the tool's build, found or not
+        naive = matched is not None and matched[0].naive_variant and not matched[1].get("legacy")
+        options = STRATEGIES + ((NAIVE,) if naive else ())
         probs = self.table.probs("solver", key, options)
         strategy = draw(probs, random.Random(f"{self.seed}:{task_key}"))
         return {
