@@ -52,6 +52,29 @@ INIT_ARGS = [HELPER_MOUNT]
 
 RUNTIMES = ("runc", "runsc")
 
+#: How a reaper's script begins: it waits for the pipe from autoenv to close, then cleans up
+#: (:mod:`autoenv.sandbox.local.sweep` finds sandboxes whose reaper is gone by it).
+REAPER_WAITS = "cat >/dev/null; "
+
+
+def cleanup_script(container_id: str, state_dir: Path, runtime: list[str]) -> str:
+    """The shell commands that remove a sandbox whatever state it is in: its container (killed, deleted), its
+    network helper, its mounts and its folder (the writable layer's image with it)."""
+    q = shlex.quote
+    rt = " ".join(q(a) for a in runtime)
+    state = q(str(state_dir))
+    return "; ".join(
+        [
+            f"{rt} kill {q(container_id)} KILL >/dev/null 2>&1",
+            f"{rt} delete --force {q(container_id)} >/dev/null 2>&1",
+            f"[ -f {state}/slirp.pid ] && kill -9 $(cat {state}/slirp.pid) 2>/dev/null",
+            f"umount -l {q(str(state_dir / 'rootfs'))} 2>/dev/null",
+            f"umount -l {q(str(state_dir / 'layer'))} 2>/dev/null",
+            f"rm -rf {state}",
+        ]
+    )
+
+
 SLIRP_DNS = "10.0.2.3"
 
 
@@ -234,25 +257,13 @@ class Container:
         (self.state_dir / "slirp.pid").write_text(str(self._slirp.pid))
 
     def _cleanup_script(self) -> str:
-        q = shlex.quote
-        rt = " ".join(q(a) for a in self._runtime)
-        state = q(str(self.state_dir))
-        return "; ".join(
-            [
-                f"{rt} kill {q(self.id)} KILL >/dev/null 2>&1",
-                f"{rt} delete --force {q(self.id)} >/dev/null 2>&1",
-                f"[ -f {state}/slirp.pid ] && kill -9 $(cat {state}/slirp.pid) 2>/dev/null",
-                f"umount -l {q(str(self.rootfs))} 2>/dev/null",
-                f"umount -l {q(str(self.state_dir / 'layer'))} 2>/dev/null",
-                f"rm -rf {state}",
-            ]
-        )
+        return cleanup_script(self.id, self.state_dir, self._runtime)
 
     def _start_reaper(self) -> None:
         # `cat` returns when the pipe's write end (held by this process only) closes: at our
         # exit, whatever kills us, or when stop() closes it after cleaning up itself.
         self._reaper = subprocess.Popen(
-            ["/bin/sh", "-c", "cat >/dev/null; " + self._cleanup_script()],
+            ["/bin/sh", "-c", REAPER_WAITS + self._cleanup_script()],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

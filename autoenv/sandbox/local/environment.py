@@ -23,7 +23,7 @@ from harbor.environments.definition import environment_content_hash
 from harbor.models.trial.paths import EnvironmentPaths
 
 from autoenv.sandbox.backend import IMAGE_RECORD
-from autoenv.sandbox.local import oci, spares
+from autoenv.sandbox.local import oci, spares, sweep
 from autoenv.sandbox.local.container import DEFAULT_STORAGE_MB, RUNTIMES, Container, ContainerConfig, pack_to
 from autoenv.sandbox.local.host import SandboxError, runtime_problem
 from autoenv.sandbox.local.image import BuildError, Image, build_image, cache_root
@@ -98,6 +98,7 @@ class LocalEnvironment(BaseEnvironment):
             storage_mb=self._effective_storage_mb or DEFAULT_STORAGE_MB,
             runtime=self._runtime,
         )
+        sweep.sweep_once_in_background()  # sandboxes whose reaper was killed, left by earlier processes
         if force_build:
             spares.discard(config)
         container = spares.take(config)  # a sandbox of this configuration started ahead, if there is one
