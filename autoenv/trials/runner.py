@@ -182,8 +182,9 @@ async def _run_within(trial: Trial, deadline: float | None) -> TrialResult | Non
         if not done:
             run.cancel()
             await asyncio.wait({run}, timeout=CANCEL_GRACE_SEC)
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # the caller's cancellation: the trial winds up (within the grace) before it ends
         run.cancel()
+        await asyncio.wait({run}, timeout=CANCEL_GRACE_SEC)
         raise
     if run.done() and not run.cancelled():
         return run.result()  # raises what the trial raised

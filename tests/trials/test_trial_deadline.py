@@ -7,11 +7,13 @@ trial leaves must not outlive the test)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +77,37 @@ def test_a_trial_whose_teardown_never_returns_ends_at_its_deadline(tmp_path):
     # the deadline, the grace a cancelled trial gets, the grace its leftovers get, and the interpreter's start
     assert seconds < DEADLINE_SEC + 30 + 30 + 60, seconds
     assert DEADLINE_SEC <= hung["duration_sec"] < DEADLINE_SEC + 30 + 10, hung
+
+
+def test_a_trial_its_caller_cancels_winds_up_before_the_call_ends(tmp_path):
+    """``asyncio.wait_for(arun_trial(...))`` past its time: by the time it raises, the trial's sandbox has been
+    stopped (Harbor's teardown ran within the grace), not left running behind a call that has returned."""
+    from autoenv.sandbox.backend import IMAGE_RECORD
+    from autoenv.trials.runner import arun_trial, run_bounded
+    from tests.redteam.attacker import IMPORT_PATH
+
+    task = write_task(tmp_path / "tasks", "slow", agent_timeout=120.0)
+    trials = tmp_path / "trials"
+
+    async def cancelled() -> list[str]:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(
+                arun_trial(task, IMPORT_PATH, agent_kwargs={"script": "sleep 100"}, trials_dir=trials), timeout=20
+            )
+        records = list(trials.glob(f"*/{IMAGE_RECORD}"))
+        assert records, "the trial started no sandbox within 20 s"
+        sandboxes = json.loads(records[0].read_text())["sandboxes"]
+        return [name for name in sandboxes if _init_alive(name)]
+
+    assert run_bounded(cancelled()) == []
+
+
+def _init_alive(sandbox: str) -> bool:
+    from autoenv.sandbox.local.cache import cache_root
+
+    try:
+        pid = int((cache_root() / "sandboxes" / sandbox / "init.pid").read_text())
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, ValueError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a dead init not yet reaped is dead
