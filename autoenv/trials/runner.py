@@ -240,6 +240,8 @@ def run_bounded(main: Coroutine[Any, Any, T]) -> T:
         if leftovers:
             loop.run_until_complete(asyncio.wait(leftovers, timeout=CANCEL_GRACE_SEC))
         loop.run_until_complete(loop.shutdown_asyncgens())
+        # the loop's threads (asyncio.to_thread), as asyncio.run ends them: a process that runs many trials keeps none
+        loop.run_until_complete(loop.shutdown_default_executor(CANCEL_GRACE_SEC))
         loop.close()
 
 
