@@ -20,12 +20,11 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autoenv.families.base import dockerfile, pytest_test_sh, solve_sh, task_toml  # noqa: E402
-from autoenv.families.legacy_tool import LegacyTool  # noqa: E402
+from autoenv.families.legacy_tool import tests_text  # noqa: E402
 from autoenv.grading import AGENTCALL  # noqa: E402
 from bench.awk_port.port import report  # noqa: E402
 
@@ -160,7 +159,7 @@ def awk_port(seed: str, out: Path) -> Path:
         "environment/srv/report/sample/report.txt": report(sample),
         "solution/solve.sh": solve_sh(f"cat > /app/report.py <<'PORT'\n{port}PORT\n{check}"),
         "tests/test.sh": pytest_test_sh(*sorted(hidden)),
-        "tests/test_outputs.py": LegacyTool.tests_text(PORTED, expected),
+        "tests/test_outputs.py": tests_text(expected, replacement="/app/report.py", name="report.awk", inputs="logs"),
         "tests/agentcall.py": AGENTCALL,
         **{f"tests/{name}": data for name, data in hidden.items()},
     }
@@ -171,26 +170,16 @@ def awk_port(seed: str, out: Path) -> Path:
     return out
 
 
-#: what the legacy levels' test file names (tests_text reads these four attributes only)
-PORTED = argparse.Namespace(replacement="/app/report.py", name="report.awk", inputs="logs")
-
-
 def gawk_agrees(task: Path) -> list[str]:
-    """The hidden logs of ``task`` whose expected report is not what gawk prints (gawk must be installed)."""
-    import json
-    import re
-
-    text = (task / "tests" / "test_outputs.py").read_text()
-    expected = json.loads(eval(re.search(r"EXPECTED = json.loads\((.+)\)\n", text).group(1)))  # noqa: S307 - ours
+    """The hidden logs of ``task`` for which gawk prints other than the port (whose output the tests expect);
+    gawk must be installed."""
+    script = task / "environment/srv/report/report.awk"
     wrong = []
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp, "report.awk")
-        script.write_bytes((task / "environment/srv/report/report.awk").read_bytes())
-        for name, want in expected.items():
-            done = subprocess.run(["gawk", "-f", str(script), str(task / "tests" / name)], capture_output=True,
-                                  env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}, check=True)  # fmt: skip
-            if done.stdout != base64.b64decode(want["stdout"]):
-                wrong.append(name)
+    for log in sorted((task / "tests").glob("*.log")):
+        done = subprocess.run(["gawk", "-f", str(script), str(log)], capture_output=True,
+                              env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}, check=True)  # fmt: skip
+        if done.stdout != report(log.read_bytes()):
+            wrong.append(log.name)
     return wrong
 
 

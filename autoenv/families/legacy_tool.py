@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
 
 
-#: How a probe (a Python program) is given to the shell as one command: ``python3 - <<'PY' ... PY``.
-HEREDOC_HEAD, HEREDOC_TAIL = "python3 - <<'PY'\n", "\nPY"
 #: Where ``legacy_main.h`` is (the command line every tool's main() begins with).
 HEADERS = Path(__file__).parent
 
@@ -51,6 +49,14 @@ HEADERS = Path(__file__).parent
 class NoCompiler(MachineError):
     """A legacy-tool level builds its tool with the host's C compiler, and there is none (or it cannot link a static
     program): this machine's fault, before any task ran."""
+
+
+def tests_text(expected: Mapping[str, Any], *, replacement: str, name: str, inputs: str) -> str:
+    """tests/test_outputs.py of a task that asks for a program printing what ``name`` printed for each hidden input
+    (``expected``: file, status and base64 stdout by input), run as ``python3 replacement INPUT``."""
+    fills = {"__EXPECTED__": repr(json.dumps(expected, sort_keys=True)), "__REPLACEMENT__": replacement,
+             "__NAME__": name, "__INPUTS__": inputs}  # fmt: skip
+    return re.sub("|".join(fills), lambda m: fills[m.group(0)], TESTS)
 
 
 def c_string(text: str) -> str:
@@ -262,9 +268,7 @@ class LegacyTool:
         )
 
     def tests_text(self, expected: Mapping[str, Any]) -> str:
-        fills = {"__EXPECTED__": repr(json.dumps(expected, sort_keys=True)), "__REPLACEMENT__": self.replacement,
-                 "__NAME__": self.name, "__INPUTS__": self.inputs}  # fmt: skip
-        return re.sub("|".join(fills), lambda m: fills[m.group(0)], TESTS)
+        return tests_text(expected, replacement=self.replacement, name=self.name, inputs=self.inputs)
 
     def task_files(
         self,
@@ -377,11 +381,11 @@ class LegacyTool:
         )
 
     def probe(self, body: str) -> str:
-        """A probe for the scripted solver: the Python ``body`` (which prints ``PROBED {json}``, the parameters the
-        tool was built with) after a ``run(data)`` that runs the tool on ``data`` and returns its output's lines
-        and its standard error."""
+        """A probe for the scripted solver, a Python program: ``body`` (which prints ``PROBED {json}``, the
+        parameters the tool was built with) after a ``run(data)`` that runs the tool on ``data`` and returns its
+        output's lines and its standard error."""
         return (
-            HEREDOC_HEAD + "import json, os, subprocess, tempfile\n\n\n"
+            "import json, os, subprocess, tempfile\n\n\n"
             "def run(data):\n"
             "    with tempfile.NamedTemporaryFile(delete=False) as fh:\n"
             "        fh.write(data)\n"
@@ -391,19 +395,18 @@ class LegacyTool:
             "        os.unlink(fh.name)\n"
             "    return done.stdout.split(b'\\n'), done.stderr.decode(errors='replace')\n\n\n"
             + textwrap.dedent(body).strip()
-            + HEREDOC_TAIL
+            + "\n"
         )
 
     def episode(self, recipe: str, probe: str, sample_path: str = "", *, compare: str = "") -> Episode:
-        """The scripted solver's turns: run ``probe`` (it prints ``PROBED {json}``: the parameters the tool was
-        built with, found by running it), write the replacement with them, compare it with the tool on the sample
+        """The scripted solver's turns: write ``probe`` (a Python program printing ``PROBED {json}``: the parameters
+        the tool was built with) and run it, write the replacement with them, compare it with the tool on the sample
         (or run ``compare``)."""
         # the probe as a script of its own, written and then run: a solver that stops at its first file (the learned
         # policy's "rush") has investigated nothing and written no replacement, as at every other level
         script = f"/tmp/find_{self.name}_build.py"
-        source = probe.removeprefix(HEREDOC_HEAD).removesuffix(HEREDOC_TAIL) + "\n"
         probed = yield Plan(
-            [WriteFileAction(path=script, content=source), RunAction(command=f"python3 {script}", timeout_sec=300)],
+            [WriteFileAction(path=script, content=probe), RunAction(command=f"python3 {script}", timeout_sec=300)],
             "Write a script that finds what the tool was built with, and run it.",
         )
         found = re.search(r"^PROBED (\{.*\})$", probed[-1].output if probed else "", re.M)
@@ -423,12 +426,11 @@ class LegacyTool:
         yield Plan([FinishAction(message=f"Done ({recipe}, legacy tool).")], "Done.")
 
     def archive_probe(self, space: Mapping[str, Any], fixed: Mapping[str, Any]) -> str:
-        """The archive level's probe: every build in ``space`` (``fixed``: what the instruction told) tried on the
-        archived runs with :func:`~autoenv.families.legacy_search.builds_matching`, printing ``PROBED {json}`` when
-        exactly one build prints what the archive holds."""
+        """The archive level's probe (a Python program): every build in ``space`` (``fixed``: what the instruction
+        told) tried on the archived runs with :func:`~autoenv.families.legacy_search.builds_matching`, printing
+        ``PROBED {json}`` when exactly one build prints what the archive holds."""
         return (
-            HEREDOC_HEAD
-            + "from __future__ import annotations\n\nimport json\nimport os\n\n\n"
+            "from __future__ import annotations\n\nimport json\nimport os\n\n\n"
             + inspect.getsource(builds_matching)
             + f"\n\nARCHIVE = {self.archive!r}\nTEMPLATE = {self.template()!r}\n"
             + f"SPACE = json.loads({json.dumps({k: list(v) for k, v in space.items()})!r})\n"
@@ -440,8 +442,7 @@ class LegacyTool:
             "        read = lambda name: open(os.path.join(at, name), 'rb').read()\n"
             "        runs.append((read('input'), read('stdout'), int(read('status'))))\n"
             f"found = builds_matching(TEMPLATE, {PARAMS_MARKER!r}, SPACE, FIXED, runs)\n"
-            "print('PROBED ' + json.dumps(found[0]) if len(found) == 1 else '%d builds match' % len(found))"
-            + HEREDOC_TAIL
+            "print('PROBED ' + json.dumps(found[0]) if len(found) == 1 else '%d builds match' % len(found))\n"
         )
 
     def archive_episode(self, recipe: str, space: Mapping[str, Any], fixed: Mapping[str, Any]) -> Episode:

@@ -178,14 +178,11 @@ async def _run_within(trial: Trial, deadline: float | None) -> TrialResult | Non
     result: a trial whose verdict was in before it hung keeps its verdict."""
     run = asyncio.ensure_future(trial.run())
     try:
-        done, _ = await asyncio.wait({run}, timeout=deadline)
-        if not done:
+        await asyncio.wait({run}, timeout=deadline)
+    finally:  # past the deadline, or the caller cancelled: the trial winds up (within the grace) before this ends
+        if not run.done():
             run.cancel()
             await asyncio.wait({run}, timeout=CANCEL_GRACE_SEC)
-    except asyncio.CancelledError:  # the caller's cancellation: the trial winds up (within the grace) before it ends
-        run.cancel()
-        await asyncio.wait({run}, timeout=CANCEL_GRACE_SEC)
-        raise
     if run.done() and not run.cancelled():
         return run.result()  # raises what the trial raised
     return None

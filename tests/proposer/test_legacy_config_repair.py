@@ -13,6 +13,7 @@ import random
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -123,6 +124,6 @@ def test_the_probes_find_the_numbers_the_tool_was_built_with(tmp_path):
         tool.write_bytes(legacy.CFGNORM.build(params, licence=False))
         tool.chmod(0o755)
         probe = PROBE.replace(legacy.CFGNORM.tool, str(tool))
-        done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=300, check=True)
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
         found = re.search(r"^PROBED (\{.*\})$", done.stdout, re.M)
         assert found and json.loads(found.group(1)) == params, done.stdout

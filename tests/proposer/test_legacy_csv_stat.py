@@ -13,6 +13,7 @@ import random
 import shutil
 import struct
 import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -134,5 +135,5 @@ def test_the_scripted_solvers_probes_find_what_the_tool_was_built_with(tmp_path)
     sample = tmp_path / "sample.csv"
     sample.write_text(draft.files[f"environment/app/data/{draft.params['domain']}.csv"])
     probe = recipe.PROBE.replace("__DATA__", repr(str(sample))).replace(legacy.GRPSTAT.tool, str(tool))
-    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert json.loads(done.stdout.split("PROBED ", 1)[1]) == params, done.stderr[-2000:]
