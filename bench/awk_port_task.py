@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from autoenv.families.base import dockerfile, pytest_test_sh, solve_sh, task_toml  # noqa: E402
+from autoenv.families.base import dockerfile, pytest_test_sh, solve_sh, task_toml, write_files  # noqa: E402
 from autoenv.families.legacy_tool import tests_text  # noqa: E402
 from autoenv.grading import AGENTCALL  # noqa: E402
 from bench.awk_port.port import report  # noqa: E402
@@ -163,10 +163,7 @@ def awk_port(seed: str, out: Path) -> Path:
         "tests/agentcall.py": AGENTCALL,
         **{f"tests/{name}": data for name, data in hidden.items()},
     }
-    for rel, content in files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    write_files(out, files, executable={"solution/solve.sh", "tests/test.sh"})
     return out
 
 

@@ -9,8 +9,7 @@ require the two files to fit in the bound: the reference solution's size (`bench
 per-field prediction through an adaptive binary range coder, about 5.7 bytes a line), rounded up to a thousand bytes.
 For scale: `xz -9e` makes about 15.8 bytes a line, each field as its own column of text through xz about 11.3, each
 field's prediction residue as its own LZMA stream about 7.6 (this script's first reference, which the bound was 2%
-above when the first three players measured it). Check a written task with
-``autoenv validate DIR``.
+above when the first three players measured it). Check a written task with ``autoenv validate DIR``.
 
 Run: .venv/bin/python bench/log_pack_task.py [--tasks N] [--out DIR]
 """
@@ -25,7 +24,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from autoenv.families.base import dockerfile, pytest_test_sh, solve_sh, task_toml  # noqa: E402
+from autoenv.families.base import dockerfile, pytest_test_sh, solve_sh, task_toml, write_files  # noqa: E402
 from autoenv.grading import AGENTCALL  # noqa: E402
 from bench.log_pack.gen import access_log  # noqa: E402
 from bench.log_pack.pack import pack  # noqa: E402
@@ -86,10 +85,7 @@ def log_pack(seed: str, out: Path) -> tuple[Path, int]:
         "tests/agentcall.py": AGENTCALL,
         "tests/access.log.xz": lzma.compress(log, preset=6),
     }
-    for rel, content in files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    write_files(out, files, executable={"solution/solve.sh", "tests/test.sh"})
     return out, limit
 
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from autoenv.families.base import dockerfile, pytest_test_sh, solve_sh  # noqa: E402
+from autoenv.families.base import dockerfile, pytest_test_sh, solve_sh, write_files  # noqa: E402
 from autoenv.families.registry import FAMILIES  # noqa: E402
 from autoenv.proposer.models import SeedCase  # noqa: E402
 
@@ -70,12 +70,7 @@ def toolbox(seed: str, out: Path) -> Path:
         "tests/test.sh": pytest_test_sh(*tests),
         "tests/test_outputs.py": HEAD + "\n".join(imports) + "\n",
     })  # fmt: skip
-    for rel, content in files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
-    for script in ("solution/solve.sh", "tests/test.sh"):
-        (out / script).chmod(0o755)
+    write_files(out, files, executable={"solution/solve.sh", "tests/test.sh"})
     return out
 
 

@@ -9,14 +9,20 @@ their fields go to one LZMA stream of side strings.
 """
 
 import lzma
+import re
 import sys
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).parent), "/app"]
 import unpack  # noqa: E402  (the model and the decoder: one source for both sides)
 
+LINE = re.compile(
+    r'(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (web-[1-6]) ([^ "]+) "([A-Z]+ [^ "#]+) HTTP/1\.1" (\d{3}) (\d+) '
+    r'(\d+\.\d{3}) "([^"]*)" rid=(web-[1-6])/(\d{8})'
+)
 
-class Encoder:
+
+class Encoder(unpack.Counts):
     """LZMA's binary range encoder, with the decoder's probabilities."""
 
     def __init__(self):
@@ -32,18 +38,22 @@ class Encoder:
         self.pending += 1
         self.low = (self.low & 0x00FFFFFF) << 8
 
+    def fill(self):
+        while self.range < 1 << 24:
+            self.range <<= 8
+            self.shift()
+
     def bit(self, ctx, b):
-        c = self.n.get(ctx) or self.n.setdefault(ctx, [1, 1])
-        bound = (self.range >> 16) * max(1, min(65535, (c[0] << 16) // (c[0] + c[1])))
+        c, p = self.chance(ctx)
+        bound = (self.range >> 16) * p
         if b:
             self.low += bound
             self.range -= bound
         else:
             self.range = bound
         c[b] += 2
-        while self.range < 1 << 24:
-            self.range <<= 8
-            self.shift()
+        if self.range < 1 << 24:
+            self.fill()
         return b
 
     def raw(self, nbits, v):
@@ -51,9 +61,8 @@ class Encoder:
             self.range >>= 1
             if v >> i & 1:
                 self.low += self.range
-            while self.range < 1 << 24:
-                self.range <<= 8
-                self.shift()
+            if self.range < 1 << 24:
+                self.fill()
         return v
 
     def finish(self):
@@ -65,7 +74,7 @@ class Encoder:
 def fields(line, model):
     """(kind, fields) of a line the model gives back byte for byte, else (0, line)."""
     body = line[:-1] if line.endswith("\r") else line
-    m = unpack.LINE.fullmatch(body)
+    m = LINE.fullmatch(body)
     if not m or m[2] != m[9]:
         return 0, line
     ms = unpack.dt.datetime.strptime(m[1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=unpack.dt.UTC)

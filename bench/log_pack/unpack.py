@@ -5,21 +5,30 @@ import lzma
 import re
 import sys
 
-LINE = re.compile(
-    r'(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (web-[1-6]) ([^ "]+) "([A-Z]+ [^ "#]+) HTTP/1\.1" (\d{3}) (\d+) '
-    r'(\d+\.\d{3}) "([^"]*)" rid=(web-[1-6])/(\d{8})'
-)
+
+class Counts:
+    """Each context's bit counts and the chance of a 0 they give (pack.py's encoder shares them)."""
+
+    def chance(self, ctx):
+        c = self.n.get(ctx) or self.n.setdefault(ctx, [1, 1])
+        return c, max(1, min(65535, (c[0] << 16) // (c[0] + c[1])))
 
 
-class Decoder:
-    """LZMA's binary range decoder; bit probabilities from counts, in each context."""
+class Decoder(Counts):
+    """LZMA's binary range decoder."""
 
     def __init__(self, data):
         self.d, self.i, self.range, self.code, self.n = data, 5, 0xFFFFFFFF, int.from_bytes(data[1:5]), {}
 
+    def fill(self):
+        while self.range < 1 << 24:
+            self.range <<= 8
+            self.code = (self.code << 8 | self.d[self.i]) & 0xFFFFFFFF
+            self.i += 1
+
     def bit(self, ctx, _=None):
-        c = self.n.get(ctx) or self.n.setdefault(ctx, [1, 1])
-        bound = (self.range >> 16) * max(1, min(65535, (c[0] << 16) // (c[0] + c[1])))
+        c, p = self.chance(ctx)
+        bound = (self.range >> 16) * p
         if self.code < bound:
             self.range, b = bound, 0
         else:
@@ -27,10 +36,8 @@ class Decoder:
             self.range -= bound
             b = 1
         c[b] += 2
-        while self.range < 1 << 24:
-            self.range <<= 8
-            self.code = (self.code << 8 | self.d[self.i]) & 0xFFFFFFFF
-            self.i += 1
+        if self.range < 1 << 24:
+            self.fill()
         return b
 
     def raw(self, nbits, _=None):
@@ -41,10 +48,8 @@ class Decoder:
             if b:
                 self.code -= self.range
             v = v * 2 + b
-            while self.range < 1 << 24:
-                self.range <<= 8
-                self.code = (self.code << 8 | self.d[self.i]) & 0xFFFFFFFF
-                self.i += 1
+            if self.range < 1 << 24:
+                self.fill()
         return v
 
 
