@@ -52,6 +52,7 @@ def pool_plan(seed: str, out: Path, n: int = 600, degree: float = 8.6) -> Path:
     """The task of draw ``seed`` in ``out`` (replaced if it exists)."""
     shutil.rmtree(out, ignore_errors=True)
     p = panel(seed, n=n, degree=degree)
+    amplicons, dimers = amplicons_tsv(p), dimers_tsv(p)  # the image's tables and the tests' copy
     sheet = "amplicon\tpool\n" + "".join(f"{a.name}\t{p.planted[a.name]}\n" for a in p.amplicons)
     tests = (
         (HERE / "test_outputs.py")
@@ -71,14 +72,14 @@ def pool_plan(seed: str, out: Path, n: int = 600, degree: float = 8.6) -> Path:
             verifier_timeout=120.0,
         ),  # fmt: skip
         "environment/Dockerfile": dockerfile(),
-        "environment/app/panel/amplicons.tsv": amplicons_tsv(p),
-        "environment/app/panel/dimers.tsv": dimers_tsv(p),
+        "environment/app/panel/amplicons.tsv": amplicons,
+        "environment/app/panel/dimers.tsv": dimers,
         "solution/solve.sh": solve_sh(f"cat > /app/pools.tsv <<'SHEET'\n{sheet}SHEET"),
         "tests/test.sh": pytest_test_sh("amplicons.tsv", "dimers.tsv"),
         "tests/test_outputs.py": tests,
         "tests/agentcall.py": AGENTCALL,
-        "tests/amplicons.tsv": amplicons_tsv(p),
-        "tests/dimers.tsv": dimers_tsv(p),
+        "tests/amplicons.tsv": amplicons,
+        "tests/dimers.tsv": dimers,
     }
     write_files(out, files, executable={"solution/solve.sh", "tests/test.sh"})
     return out

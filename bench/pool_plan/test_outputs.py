@@ -57,13 +57,14 @@ def sheet():
 
 def assignment():
     amplicons = [row[0] for row in table("amplicons.tsv")]
+    known, numbers = set(amplicons), {str(p) for p in range(1, POOLS + 1)}
     pools = {}
     for row in sheet():
         assert len(row) == 2, f"a line of {SHEET} is not two tab-separated fields: {row!r}"
         name, pool = row
-        assert name in set(amplicons), f"{name!r} is not an amplicon of the panel"
+        assert name in known, f"{name!r} is not an amplicon of the panel"
         assert name not in pools, f"{name} is listed twice"
-        assert pool in {str(p) for p in range(1, POOLS + 1)}, f"{name}: pool {pool!r} is not one of 1-{POOLS}"
+        assert pool in numbers, f"{name}: pool {pool!r} is not one of 1-{POOLS}"
         pools[name] = int(pool)
     missing = [a for a in amplicons if a not in pools]
     assert not missing, f"{len(missing)} amplicons have no pool, e.g. {missing[:5]}"
