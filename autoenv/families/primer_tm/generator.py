@@ -11,6 +11,7 @@ ones), the salt concentration, the pair tolerance and the FASTA layout
 
 Levels 2-4 (:data:`LADDER`, :mod:`.ladder`) ask for a program the tests run on unseen FASTA files, leave the rules
 to the lab's protocol under ``/app/protocol/`` and pair primers by name; level 1 is the task above, unchanged.
+Level 5 (:mod:`.pools`) is a task of its own shape: split a multiplex panel into the kit's pools, a hard search.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from autoenv.families.base import (
     task_toml,
 )
 from autoenv.families.levels import load_ladder
-from autoenv.families.primer_tm import ladder
+from autoenv.families.primer_tm import ladder, pools
 from autoenv.families.primer_tm.ladder import tm
 from autoenv.families.solver import fill_program, program_source
 from autoenv.grading import AGENTCALL
@@ -55,6 +56,8 @@ def _primer(rng: random.Random, n: int, gc_bias: float) -> str:
 
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A primer-tm task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 5:  # the panel's pools: a task of its own shape (pools.py), drawn from the same stream
+        return pools.generate(case, rng, family=NAME)
     words = (case.failure_mode + " " + case.target_skill + " " + case.trajectory).lower()
     no_python = (
         "python" in words

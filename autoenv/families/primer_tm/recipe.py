@@ -4,6 +4,10 @@ Above level 1 the task asks for a program, ``/app/tmcalc.py`` (Python is there),
 FASTA files: the recipe writes ``files/solver_program.py`` there, with the rules the instruction tells or, when it
 points at the lab's protocol instead (levels 3 and 4), the protocol's path for the program to read. Its
 ``difficulty`` is the level's skill key, so each level is a skill of its own to the learned solver.
+
+At level 5 (split the panel into the kit's pools, :mod:`.pools`) it runs ``files/pool_search.py``, a textbook
+search (tabu search inside an evolutionary algorithm) for a bounded time, and ships the best sheet it found: it
+passes when the search lands, which on the level's panels is seldom (bench/README), as for a model.
 """
 
 from __future__ import annotations
@@ -11,17 +15,36 @@ from __future__ import annotations
 from typing import Any
 
 from autoenv.families.levels import climbing
+from autoenv.families.primer_tm import pools
 from autoenv.families.primer_tm.generator import LADDER, awk_solution
 from autoenv.families.primer_tm.ladder import CONF, PROGRAM
-from autoenv.families.solver import ProgramRecipe, first
+from autoenv.families.solver import ProgramRecipe, fill_program, first
+
+#: Where the recipe writes its search at level 5, and how long the search may run (the run's own limit is 120 s):
+#: a minute, so that a rollout at this level costs about as much as one at the levels below, not the turns a model
+#: spends.
+POOL_SEARCH = "/tmp/pool_search.py"
+BUDGET = {"budget_s": 60.0}
 
 
 class PrimerTmRecipe(ProgramRecipe):
     name = "primer_tm"
     ladder = LADDER
-    level_markers = climbing(PROGRAM, "/app/protocol/", "no partner")
+    level_markers = (*climbing(PROGRAM, "/app/protocol/", "no partner"), (pools.MARKER,))
     markers = ("/app/primers.fasta", "/app/tm_report.tsv", "/app/pairs.tsv")
     program_path = "/tmp/autoenv_solve.sh"  # level 1; above it the task names the program's path
+
+    def match(self, instruction: str) -> dict[str, Any] | None:
+        if pools.MARKER in instruction and "/app/panel/amplicons.tsv" in instruction:
+            return {
+                "level": self.level_of(instruction),
+                "pools": int(first(r"\*\*(\d+) pool tubes\*\*", instruction)),
+                "threshold": float(first(r"dG of \*\*(-?[0-9.]+) kcal/mol or below", instruction)),
+                "program_path": POOL_SEARCH,
+                "inputs": ["/app/panel/amplicons.tsv", "/app/panel/dimers.tsv"],
+                "outputs": [pools.SHEET],
+            }
+        return super().match(instruction)
 
     def parse(self, instruction: str) -> dict[str, Any] | None:
         level = self.level_of(instruction)
@@ -46,10 +69,15 @@ class PrimerTmRecipe(ProgramRecipe):
         }
 
     def look(self, params: dict[str, Any]) -> str:
+        if "pools" in params:
+            return "wc -l /app/panel/*.tsv; head -n 4 /app/panel/*.tsv"
         look = "head -n 8 /app/primers.fasta; command -v python3 awk || true"
         return look + "; ls /app/protocol; cat /app/protocol/*" if "protocol" in params else look
 
     def program(self, params: dict[str, Any]) -> str:
+        if "pools" in params:
+            source = (pools.FILES / "pool_search.py").read_text()
+            return fill_program(source, {"pools": params["pools"], "threshold": params["threshold"]} | BUDGET)
         if params["level"] == 1:  # POSIX sh and awk: the task may have removed Python
             return "#!/bin/sh\nset -e\n" + awk_solution(
                 params["formula"], params["na"], params["short"], params["max_delta"]
@@ -58,6 +86,8 @@ class PrimerTmRecipe(ProgramRecipe):
         return super().program({key: params[key] for key in rules})
 
     def run_command(self, params: dict[str, Any]) -> str:
+        if "pools" in params:
+            return f"python3 {POOL_SEARCH} /app/panel {pools.SHEET}"
         if params["level"] == 1:
             return f"sh {self.program_at(params)}"
         return f"python3 {PROGRAM} /app/primers.fasta /app"
