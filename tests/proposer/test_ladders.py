@@ -14,6 +14,7 @@ from harbor.models.task.task import Task
 from proposer_helpers import REPO, bundled_seed_cases, needs_sandbox, seed_case
 
 from autoenv.agents.policies.recipes import match_recipe
+from autoenv.families.colouring import SEARCH
 from autoenv.families.levels import AXES, LEVELS_FILE, Level, climbing, load_ladder, read_level, skill_at, with_level
 from autoenv.families.registry import FAMILIES
 from autoenv.proposer.models import ProposeOptions, SeedCase
@@ -45,7 +46,7 @@ def test_log_parse_bugfix_and_csv_stat_are_laddered():
     assert all(len(FAMILIES[name].levels) >= 4 for name in ("log-parse", "csv-stat", "bugfix"))
     assert FAMILIES["log-parse"].levels == (1, 2, 3, 4, 5, 6)
     assert set(FAMILIES["log-parse"].axes) == {"hidden_cases", "less_told", "scale"}
-    assert FAMILIES["csv-stat"].levels == (1, 2, 3, 4, 5, 6, 7) and pinned_level(FAMILIES["csv-stat"], "max") == 7
+    assert FAMILIES["csv-stat"].levels == (1, 2, 3, 4, 5, 6, 7, 8) and pinned_level(FAMILIES["csv-stat"], "max") == 8
 
 
 @pytest.mark.parametrize(("family", "level"), EVERY_LEVEL)
@@ -203,10 +204,10 @@ def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, 
         CalibrationSettings(solver="terminal:policy=scripted,success_rate=1.0", rollouts=1),
         trials_dir=tmp_path / "solve",
     )
-    if "search" in draft.params:  # a search for a bounded time, which lands seldom: it ran and wrote a whole sheet
+    if SEARCH in draft.params:  # a search for a bounded time, which lands seldom: it ran and wrote a whole sheet
         (rollout,) = solved.rollouts
         assert solved.n == 1 and rollout.error is None, rollout
-        assert solved.passes == 1 or draft.params["search"] in " ".join(rollout.failed_tests), rollout
+        assert solved.passes == 1 or draft.params[SEARCH] in " ".join(rollout.failed_tests), rollout
         return
     assert solved.passes == 1, solved.verdict
 

@@ -12,8 +12,8 @@ clash or two short for minutes. The tests check ``/app/pools.tsv`` against their
 two rules, nothing else (``files/pool_tests.py``).
 
 The reference solution writes the planted sheet: it proves the sheet exists; finding one is the solver's work. The
-scripted solver's recipe runs ``files/pool_search.py`` (tabu search inside an evolutionary algorithm) for a bounded
-time and ships the best sheet it found, so it passes this level only when its search lands, as a model does.
+scripted solver's recipe runs :mod:`autoenv.families.colouring`'s search for a minute and ships the best sheet it
+found, so it passes this level only when its search lands, as a model does.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, solve_sh, task_files, task_name
+from autoenv.families.colouring import SEARCH
 
 if TYPE_CHECKING:
     from autoenv.shared.seed import SeedCase
@@ -184,6 +185,6 @@ def generate(
         "leak_hint": None,
         "stale_output": [("pools.tsv", sheet)],
         "output_path": SHEET,
-        "search": "test_no_pool_holds_two_amplicons_that_clash",  # the one test a search that did not land fails
+        SEARCH: "test_no_pool_holds_two_amplicons_that_clash",  # the one test a search that did not land fails
     }
     return TaskDraft(name=task_name(family, rng, "pools"), family=family, files=files, params=params)

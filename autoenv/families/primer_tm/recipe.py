@@ -5,26 +5,21 @@ FASTA files: the recipe writes ``files/solver_program.py`` there, with the rules
 points at the lab's protocol instead (levels 3 and 4), the protocol's path for the program to read. Its
 ``difficulty`` is the level's skill key, so each level is a skill of its own to the learned solver.
 
-At level 5 (split the panel into the kit's pools, :mod:`.pools`) it runs ``files/pool_search.py``, a textbook
-search (tabu search inside an evolutionary algorithm) for a bounded time, and ships the best sheet it found: it
-passes when the search lands, which on the level's panels is seldom (bench/README), as for a model.
+At level 5 (split the panel into the kit's pools, :mod:`.pools`) it runs :mod:`autoenv.families.colouring`'s
+search, a textbook one (tabu search inside an evolutionary algorithm), for a minute, and ships the best sheet it
+found: it passes when the search lands, which on the level's panels is seldom (bench/README), as for a model.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from autoenv.families import colouring
 from autoenv.families.levels import climbing
 from autoenv.families.primer_tm import pools
 from autoenv.families.primer_tm.generator import LADDER, awk_solution
 from autoenv.families.primer_tm.ladder import CONF, PROGRAM
-from autoenv.families.solver import ProgramRecipe, fill_program, first
-
-#: Where the recipe writes its search at level 5, and how long the search may run (the run's own limit is 120 s):
-#: a minute, so that a rollout at this level costs about as much as one at the levels below, not the turns a model
-#: spends.
-POOL_SEARCH = "/tmp/pool_search.py"
-BUDGET = {"budget_s": 60.0}
+from autoenv.families.solver import ProgramRecipe, first
 
 
 class PrimerTmRecipe(ProgramRecipe):
@@ -40,7 +35,7 @@ class PrimerTmRecipe(ProgramRecipe):
                 "level": self.level_of(instruction),
                 "pools": int(first(r"\*\*(\d+) pool tubes\*\*", instruction)),
                 "threshold": float(first(r"dG of \*\*(-?[0-9.]+) kcal/mol or below", instruction)),
-                "program_path": POOL_SEARCH,
+                "program_path": colouring.PROGRAM,
                 "inputs": ["/app/panel/amplicons.tsv", "/app/panel/dimers.tsv"],
                 "outputs": [pools.SHEET],
             }
@@ -76,8 +71,8 @@ class PrimerTmRecipe(ProgramRecipe):
 
     def program(self, params: dict[str, Any]) -> str:
         if "pools" in params:
-            source = (pools.FILES / "pool_search.py").read_text()
-            return fill_program(source, {"pools": params["pools"], "threshold": params["threshold"]} | BUDGET)
+            header = ("amplicon", "pool")
+            return colouring.search_program("panel", params["pools"], header, "\t", threshold=params["threshold"])
         if params["level"] == 1:  # POSIX sh and awk: the task may have removed Python
             return "#!/bin/sh\nset -e\n" + awk_solution(
                 params["formula"], params["na"], params["short"], params["max_delta"]
@@ -87,7 +82,7 @@ class PrimerTmRecipe(ProgramRecipe):
 
     def run_command(self, params: dict[str, Any]) -> str:
         if "pools" in params:
-            return f"python3 {POOL_SEARCH} /app/panel {pools.SHEET}"
+            return f"python3 {colouring.PROGRAM} /app/panel {pools.SHEET}"
         if params["level"] == 1:
             return f"sh {self.program_at(params)}"
         return f"python3 {PROGRAM} /app/primers.fasta /app"

@@ -1,14 +1,16 @@
-"""pool_search.py: a pool sheet for the panel, by tabu search inside an evolutionary algorithm, for a bounded time.
+"""colour_search.py INPUT OUT: a sheet giving each item one of K classes with no clash, by tabu search inside an
+evolutionary algorithm, for a bounded time.
 
-The clash graph from the two tables (regions that overlap; a primer pair at or below the threshold), then Galinier
-and Hao's hybrid: a population of TabuCol runs, each child the greedy partition crossover (GPX) of two parents
-improved by TabuCol, the worst replaced. It stops at a sheet without clashes or when the time is up, and writes the
-best sheet it has either way (it prints how many clashes that sheet still has).
+The clash graph from the task's files (PARAMS["graph"]: "panel", amplicons that overlap or whose primers form a
+dimer at or below the threshold; "enrolments", courses that share a student), then Galinier and Hao's hybrid: a
+population of TabuCol runs, each child the greedy partition crossover (GPX) of two parents improved by TabuCol, the
+worst replaced. It stops at a sheet without clashes or when the time is up, and writes the best sheet it has either
+way (it prints how many clashes that sheet still has).
 """
 import csv, json, random, sys, time
 PARAMS: dict = {}  # filled in by the recipe (solver.embed)
 
-K, THRESHOLD, BUDGET = PARAMS["pools"], PARAMS["threshold"], PARAMS["budget_s"]
+K, BUDGET = PARAMS["colours"], PARAMS["budget_s"]
 
 
 def rows(path):
@@ -16,7 +18,9 @@ def rows(path):
         return list(csv.reader(fh, delimiter="\t"))[1:]
 
 
-def clash_graph(panel):
+def panel_graph(panel):
+    """Amplicons (a folder of amplicons.tsv and dimers.tsv) that may not share a pool."""
+    threshold = PARAMS["threshold"]
     amplicons = rows(f"{panel}/amplicons.tsv")
     names = [r[0] for r in amplicons]
     index = {name: i for i, name in enumerate(names)}
@@ -36,13 +40,30 @@ def clash_graph(panel):
                 edges.add((min(a, b), max(a, b)))
     for pa, pb, dg in rows(f"{panel}/dimers.tsv"):
         a, b = owner[pa], owner[pb]
-        if float(dg) <= THRESHOLD and a != b:
+        if float(dg) <= threshold and a != b:
             edges.add((min(a, b), max(a, b)))
-    adj = [[] for _ in names]
+    return names, adjacency(len(names), edges)
+
+
+def enrolment_graph(path):
+    """Courses (a CSV of student,course rows and a courses.csv beside it) that share a student."""
+    with open(path.rsplit("/", 1)[0] + "/courses.csv", newline="") as fh:
+        names = [row[0] for row in list(csv.reader(fh))[1:]]
+    index = {name: i for i, name in enumerate(names)}
+    taking = {}
+    with open(path, newline="") as fh:
+        for student, course in list(csv.reader(fh))[1:]:
+            taking.setdefault(student, set()).add(index[course])
+    edges = {(a, b) for courses in taking.values() for a in courses for b in courses if a < b}
+    return names, adjacency(len(names), edges)
+
+
+def adjacency(n, edges):
+    adj = [[] for _ in range(n)]
     for a, b in edges:
         adj[a].append(b)
         adj[b].append(a)
-    return names, adj
+    return adj
 
 
 def tabucol(adj, col, iters, rng):
@@ -98,7 +119,7 @@ def tabucol(adj, col, iters, rng):
 
 
 def gpx(a, b, n, rng):
-    """Greedy partition crossover: the largest pool of each parent in turn, its amplicons taken out of both."""
+    """Greedy partition crossover: the largest class of each parent in turn, its items taken out of both."""
     parents = [[{v for v in range(n) if p[v] == k} for k in range(K)] for p in (a, b)]
     child = [-1] * n
     for pool in range(K):
@@ -111,9 +132,9 @@ def gpx(a, b, n, rng):
     return [c if c >= 0 else rng.randrange(K) for c in child]
 
 
-def main(panel, out):
+def main(source, out):
     started = time.monotonic()
-    names, adj = clash_graph(panel)
+    names, adj = (panel_graph if PARAMS["graph"] == "panel" else enrolment_graph)(source)
     n, rng = len(names), random.Random(PARAMS.get("seed", 1))
     population = [tabucol(adj, [rng.randrange(K) for _ in range(n)], 2000, rng) for _ in range(10)]
     while min(population)[0] and time.monotonic() - started < BUDGET:
@@ -122,10 +143,11 @@ def main(panel, out):
         population.sort(key=lambda p: p[0])
         population[-1] = child
     clashes, col = min(population, key=lambda p: p[0])
-    with open(out, "w") as fh:
-        fh.write("amplicon\tpool\n" + "".join(f"{name}\t{col[i] + 1}\n" for i, name in enumerate(names)))
-    print(json.dumps({"amplicons": n, "clashes_left": clashes, "seconds": round(time.monotonic() - started, 1)}))
+    sep = PARAMS["separator"]
+    with open(out, "w", newline="") as fh:
+        fh.write(sep.join(PARAMS["header"]) + "\n" + "".join(f"{name}{sep}{col[i] + 1}\n" for i, name in enumerate(names)))
+    print(json.dumps({"items": n, "clashes_left": clashes, "seconds": round(time.monotonic() - started, 1)}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "/app/panel", sys.argv[2] if len(sys.argv) > 2 else "/app/pools.tsv")
+    main(sys.argv[1], sys.argv[2])

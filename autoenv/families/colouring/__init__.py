@@ -1,0 +1,32 @@
+"""Search levels: tasks whose answer is a clash-free assignment of items to a few classes (a planted colouring).
+
+A capable model follows any written contract at once (bench/README); what it fails sometimes is a search that its
+knowledge does not finish: near the density where random graphs stop being colourable, greedy orders need an extra
+class and the textbook local searches stall a clash or two short. The levels that ask for one (primer-tm's pools,
+csv-stat's exam timetable) draw the clashes around a planted assignment, which their reference writes: it proves a
+sheet exists; finding one is the solver's work. The scripted solver's recipes run one real search for them,
+``files/colour_search.py`` (tabu search inside Galinier and Hao's evolutionary algorithm), for a bounded time, and
+ship the best sheet it found: at such a level the scripted solver passes only when its search lands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from autoenv.families.solver import fill_program
+
+#: Where the recipes write the search, and how long it may run (the run's own limit is 120 s): a minute, so that a
+#: rollout at a search level costs about what one at the levels below does, not the turns a model spends.
+PROGRAM = "/tmp/colour_search.py"
+BUDGET_S = 60.0
+#: The key a search level's draft parameters carry: the name of the one test a search that did not land fails.
+SEARCH = "search"
+
+
+def search_program(graph: str, colours: int, header: tuple[str, str], separator: str, **extra: Any) -> str:
+    """The search program for a task whose clash graph is read as ``graph`` ("panel" or "enrolments"), writing the
+    sheet with ``header`` and ``separator``; ``extra``: what the reader needs (the panel's dG threshold)."""
+    source = (Path(__file__).with_name("files") / "colour_search.py").read_text()
+    params = {"graph": graph, "colours": colours, "header": list(header), "separator": separator}
+    return fill_program(source, params | {"budget_s": BUDGET_S} | extra)
