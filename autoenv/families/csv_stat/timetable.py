@@ -56,9 +56,9 @@ INSTRUCTION = """\
 # Timetable the resit session
 
 The registry's resit session runs on **{days} exam days**. `/app/data/courses.csv` lists the {courses} courses
-with a resit (code, title) and `/app/data/enrolments.csv` the students' resit enrolments (student, course: one row
-per student and course). Every course has its exam on one of the days, and **no student may have two exams on one
-day**.
+with a resit (columns `course`, the course code, and `title`) and `/app/data/enrolments.csv` the students' resit
+enrolments (columns `student` and `course`: one row per student and course). Every course has its exam on one of the
+days, and **no student may have two exams on one day**.
 
 Nothing else counts: days may hold different numbers of exams. The session was planned in {days} days before, so it
 can be done, but that plan is lost. Write the new one as `/app/timetable.csv`: a header line `course,day`, then one
