@@ -1,8 +1,8 @@
-"""The search levels (issue 42): primer-tm's pools (level 5) and csv-stat's resit timetable (level 8). Each asks
-for a clash-free assignment that a planted one proves possible, that a greedy order does not finish, that the tests
-check by the instruction's rules only, and that the scripted solver's recipe really searches for. Read without a
-sandbox; tests/proposer/test_ladders.py validates both levels for real (oracle, nop, partial, tamper) and runs the
-scripted solver on them."""
+"""The search levels (issue 42; so far primer-tm's pools, level 5): each asks for a clash-free assignment that a
+planted one proves possible, that a greedy order does not finish, that the tests check by the instruction's rules
+only, and that the scripted solver's recipe really searches for. Read without a sandbox;
+tests/proposer/test_ladders.py validates each level for real (oracle, nop, partial, tamper) and runs the scripted
+solver on it."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import pytest
 
 from autoenv.agents.policies.recipes import match_recipe
 from autoenv.families.colouring import SEARCH
-from autoenv.families.csv_stat import timetable
 from autoenv.families.primer_tm import pools
 from autoenv.families.registry import FAMILIES
 from autoenv.proposer.models import SeedCase
@@ -42,17 +41,6 @@ def panel_graph(tests: dict) -> dict[str, set[str]]:
     return adj
 
 
-def enrolment_graph(tests: dict) -> dict[str, set[str]]:
-    adj: dict[str, set[str]] = {row[0]: set() for row in tests["table"]("courses.csv")}
-    taking: dict[str, set[str]] = {}
-    for student, course in tests["table"]("enrolments.csv"):
-        taking.setdefault(student, set()).add(course)
-    for courses in taking.values():
-        for course in courses:
-            adj[course] |= courses - {course}
-    return adj
-
-
 @dataclass(frozen=True)
 class SearchLevel:
     family: str
@@ -69,18 +57,7 @@ class SearchLevel:
 LEVELS = {
     "primer-tm-5": SearchLevel(
         "primer-tm", 5, pools.SHEET, ("amplicon", "pool"), "\t", pools.POOLS, pools.AMPLICONS, panel_graph, "SHEET"
-    ),
-    "csv-stat-8": SearchLevel(
-        "csv-stat",
-        8,
-        timetable.TIMETABLE,
-        ("course", "day"),
-        ",",
-        timetable.DAYS,
-        timetable.COURSES,
-        enrolment_graph,
-        "PLAN",
-    ),  # fmt: skip
+    )
 }
 
 
@@ -142,8 +119,8 @@ def test_the_tests_hold_the_instructions_rules_and_nothing_else(level_task, tmp_
     a = next(v for v in adj if adj[v])
     b = next(iter(adj[a]))
     cases = {
-        "moved-next-to-a-clash": ({**sheet, a: sheet[b]}, "share a pool|two exams on one day"),
-        "one-left-out": ({k: v for k, v in sheet.items() if k != a}, "have no pool|have no day"),
+        "moved-next-to-a-clash": ({**sheet, a: sheet[b]}, "share a pool"),
+        "one-left-out": ({k: v for k, v in sheet.items() if k != a}, "have no pool"),
         "one-class-too-many": ({**sheet, a: str(spec.colours + 1)}, f"is not one of 1-{spec.colours}"),
     }
     for what, (rows, says) in cases.items():
@@ -158,12 +135,7 @@ def test_the_tests_hold_the_instructions_rules_and_nothing_else(level_task, tmp_
 def test_the_scripted_solvers_search_finds_a_sheet_where_one_is_within_its_reach(name, tmp_path):
     """The recipe's program, run for real on a small instance of the level: a sheet the task's tests accept."""
     spec = LEVELS[name]
-    if spec.family == "primer-tm":
-        draft = pools.generate(case(spec.family), random.Random("small"), family=spec.family, n=150)
-    else:
-        draft = timetable.generate(
-            case(spec.family), random.Random("small"), family=spec.family, courses=150, students=120
-        )
+    draft = pools.generate(case(spec.family), random.Random("small"), family=spec.family, n=150)
     task = draft.write(tmp_path)
     recipe, found = match_recipe(draft.files["instruction.md"])
     assert recipe is FAMILIES[spec.family].recipe

@@ -2,9 +2,10 @@
 
 A capable model follows any written contract at once (bench/README); what it fails sometimes is a search that its
 knowledge does not finish: near the density where random graphs stop being colourable, greedy orders need an extra
-class and the textbook local searches stall a clash or two short. The levels that ask for one (primer-tm's pools,
-csv-stat's exam timetable) draw the clashes around a planted assignment, which their reference writes: it proves a
-sheet exists; finding one is the solver's work. The scripted solver's recipes run one real search for them,
+class and the textbook local searches stall a clash or two short. A level that asks for one (primer-tm's pools)
+draws the clashes around a planted assignment, which its reference writes: it proves a sheet exists; finding one is
+the solver's work (not every such graph is hard: bench/README's resit timetable, cliques of 3-5 courses per student,
+fell to constraint propagation in a few turns). The scripted solver's recipes run one real search for them,
 ``files/colour_search.py`` (tabu search inside Galinier and Hao's evolutionary algorithm), for a bounded time, and
 ship the best sheet it found: at such a level the scripted solver passes only when its search lands.
 """
@@ -25,7 +26,7 @@ SEARCH = "search"
 
 
 def search_program(graph: str, colours: int, header: tuple[str, str], separator: str, **extra: Any) -> str:
-    """The search program for a task whose clash graph is read as ``graph`` ("panel" or "enrolments"), writing the
+    """The search program for a task whose clash graph is read as ``graph`` ("panel"), writing the
     sheet with ``header`` and ``separator``; ``extra``: what the reader needs (the panel's dG threshold)."""
     source = (Path(__file__).with_name("files") / "colour_search.py").read_text()
     params = {"graph": graph, "colours": colours, "header": list(header), "separator": separator}

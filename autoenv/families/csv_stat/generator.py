@@ -15,7 +15,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.csv_stat import ladder, legacy, level5, statistic, timetable
+from autoenv.families.csv_stat import ladder, legacy, level5, statistic
 from autoenv.families.levels import load_ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -86,8 +86,6 @@ def answer(
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     if level not in DIFFICULTY_LEVELS:
         raise ValueError(f"csv-stat has difficulty levels {DIFFICULTY_LEVELS}, not {level!r}")
-    if level >= 8:  # the resit timetable: a search, a task of its own shape (timetable.py)
-        return timetable.generate(case, rng, family=NAME)
     if level >= 5:
         import sys
 

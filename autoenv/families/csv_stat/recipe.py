@@ -6,9 +6,7 @@ and the period from ``/app/data/DICTIONARY.md`` when it runs; its naive variant 
 At level 6 (retire the legacy ``grpstat`` binary) it finds what the tool was built with by running it on probes (a
 header without columns names the one it misses, a line longer than its buffer, a long name, more groups than its
 table, each status of the shipped extract), then writes the replacement with them and compares the two on the
-shipped extract. At level 8 (timetable a resit session, :mod:`.timetable`) it runs
-:mod:`autoenv.families.colouring`'s search for a minute and ships the best timetable it found: it passes when the
-search lands.
+shipped extract.
 """
 
 from __future__ import annotations
@@ -17,8 +15,7 @@ import re
 import shlex
 from typing import Any
 
-from autoenv.families import colouring
-from autoenv.families.csv_stat import legacy, level5, timetable
+from autoenv.families.csv_stat import legacy, level5
 from autoenv.families.csv_stat.generator import LADDER
 from autoenv.families.csv_stat.ladder import PROGRAM
 from autoenv.families.csv_stat.legacy import GRPSTAT
@@ -34,8 +31,6 @@ class CsvStatRecipe(ProgramRecipe):
     naive_variant = True
 
     def difficulty(self, instruction: str) -> str | None:
-        if timetable.MARKER in instruction:  # level 8: a search
-            return LADDER[7].skill()
         if GRPSTAT.archive_marker in instruction:  # level 7: the archive of its runs is the specification
             return LADDER[6].skill()
         if GRPSTAT.marker in instruction:  # level 6: the legacy tool is the specification
@@ -47,14 +42,6 @@ class CsvStatRecipe(ProgramRecipe):
         return "clean" if "has been cleaned already" in instruction else "messy"
 
     def match(self, instruction: str) -> dict[str, Any] | None:
-        if timetable.MARKER in instruction and "/app/data/enrolments.csv" in instruction:
-            return {
-                "timetable": True,
-                "days": int(first(r"\*\*(\d+) exam days\*\*", instruction)),
-                "program_path": colouring.PROGRAM,
-                "inputs": ["/app/data/courses.csv", "/app/data/enrolments.csv"],
-                "outputs": [timetable.TIMETABLE],
-            }
         if GRPSTAT.marker in instruction and GRPSTAT.tool in instruction:
             data = first(r"\(like `(/app/data/[\w.-]+\.csv)`", instruction)
             group, value = re.search(r"`id,(\w+),(\w+),status`", instruction).groups()
@@ -103,15 +90,11 @@ class CsvStatRecipe(ProgramRecipe):
         return super().solve(instruction, found)
 
     def program(self, params: dict[str, Any]) -> str:
-        if params.get("timetable"):  # naive or not: there is one way to look for a timetable here, the search
-            return colouring.search_program("enrolments", params["days"], ("course", "day"), ",")
         if params.get("level5") and not params.get("naive"):
             return fill_program(level5.reference_text(), params)
         return super().program(params)
 
     def run_command(self, params: dict[str, Any]) -> str:
-        if params.get("timetable"):
-            return f"python3 {colouring.PROGRAM} /app/data/enrolments.csv {timetable.TIMETABLE}"
         if params.get("level5"):
             return f"python3 {level5.PROGRAM} {shlex.quote(params['data'])} /app/answer.csv"
         return super().run_command(params)

@@ -2,7 +2,7 @@
 evolutionary algorithm, for a bounded time.
 
 The clash graph from the task's files (PARAMS["graph"]: "panel", amplicons that overlap or whose primers form a
-dimer at or below the threshold; "enrolments", courses that share a student), then Galinier and Hao's hybrid: a
+dimer at or below the threshold), then Galinier and Hao's hybrid: a
 population of TabuCol runs, each child the greedy partition crossover (GPX) of two parents improved by TabuCol, the
 worst replaced. It stops at a sheet without clashes or when the time is up, and writes the best sheet it has either
 way (it prints how many clashes that sheet still has).
@@ -42,19 +42,6 @@ def panel_graph(panel):
         a, b = owner[pa], owner[pb]
         if float(dg) <= threshold and a != b:
             edges.add((min(a, b), max(a, b)))
-    return names, adjacency(len(names), edges)
-
-
-def enrolment_graph(path):
-    """Courses (a CSV of student,course rows and a courses.csv beside it) that share a student."""
-    with open(path.rsplit("/", 1)[0] + "/courses.csv", newline="") as fh:
-        names = [row[0] for row in list(csv.reader(fh))[1:]]
-    index = {name: i for i, name in enumerate(names)}
-    taking = {}
-    with open(path, newline="") as fh:
-        for student, course in list(csv.reader(fh))[1:]:
-            taking.setdefault(student, set()).add(index[course])
-    edges = {(a, b) for courses in taking.values() for a in courses for b in courses if a < b}
     return names, adjacency(len(names), edges)
 
 
@@ -134,7 +121,7 @@ def gpx(a, b, n, rng):
 
 def main(source, out):
     started = time.monotonic()
-    names, adj = (panel_graph if PARAMS["graph"] == "panel" else enrolment_graph)(source)
+    names, adj = {"panel": panel_graph}[PARAMS["graph"]](source)
     n, rng = len(names), random.Random(PARAMS.get("seed", 1))
     population = [tabucol(adj, [rng.randrange(K) for _ in range(n)], 2000, rng) for _ in range(10)]
     while min(population)[0] and time.monotonic() - started < BUDGET:
