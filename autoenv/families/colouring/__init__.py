@@ -12,6 +12,7 @@ ship the best sheet it found: at such a level the scripted solver passes only wh
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,13 @@ BUDGET_S = 60.0
 SEARCH = "search"
 
 
-def search_program(graph: str, colours: int, header: tuple[str, str], separator: str, **extra: Any) -> str:
-    """The search program for a task whose clash graph is read as ``graph`` ("panel"), writing the
-    sheet with ``header`` and ``separator``; ``extra``: what the reader needs (the panel's dG threshold)."""
-    source = (Path(__file__).with_name("files") / "colour_search.py").read_text()
-    params = {"graph": graph, "colours": colours, "header": list(header), "separator": separator}
-    return fill_program(source, params | {"budget_s": BUDGET_S} | extra)
+def search_program(colours: int, header: tuple[str, str], separator: str, **extra: Any) -> str:
+    """The search program, writing the sheet with ``header`` and ``separator``; ``extra``: what its reader of the
+    clash graph needs (the panel's dG threshold)."""
+    params = {"colours": colours, "header": list(header), "separator": separator, "budget_s": BUDGET_S}
+    return fill_program(_source(), params | extra)
+
+
+@functools.cache
+def _source() -> str:
+    return (Path(__file__).with_name("files") / "colour_search.py").read_text()

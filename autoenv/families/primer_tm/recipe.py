@@ -72,7 +72,7 @@ class PrimerTmRecipe(ProgramRecipe):
     def program(self, params: dict[str, Any]) -> str:
         if "pools" in params:
             header = ("amplicon", "pool")
-            return colouring.search_program("panel", params["pools"], header, "\t", threshold=params["threshold"])
+            return colouring.search_program(params["pools"], header, "\t", threshold=params["threshold"])
         if params["level"] == 1:  # POSIX sh and awk: the task may have removed Python
             return "#!/bin/sh\nset -e\n" + awk_solution(
                 params["formula"], params["na"], params["short"], params["max_delta"]

@@ -1,9 +1,9 @@
 """colour_search.py INPUT OUT: a sheet giving each item one of K classes with no clash, by tabu search inside an
 evolutionary algorithm, for a bounded time.
 
-The clash graph from the task's files (PARAMS["graph"]: "panel", amplicons that overlap or whose primers form a
-dimer at or below the threshold), then Galinier and Hao's hybrid: a
-population of TabuCol runs, each child the greedy partition crossover (GPX) of two parents improved by TabuCol, the
+The clash graph from the task's files (the panel: amplicons that overlap or whose primers form a dimer at or below
+the threshold; a search level of another shape adds its own reader), then Galinier and Hao's hybrid: a population
+of TabuCol runs, each child the greedy partition crossover (GPX) of two parents improved by TabuCol, the
 worst replaced. It stops at a sheet without clashes or when the time is up, and writes the best sheet it has either
 way (it prints how many clashes that sheet still has).
 """
@@ -121,7 +121,7 @@ def gpx(a, b, n, rng):
 
 def main(source, out):
     started = time.monotonic()
-    names, adj = {"panel": panel_graph}[PARAMS["graph"]](source)
+    names, adj = panel_graph(source)
     n, rng = len(names), random.Random(PARAMS.get("seed", 1))
     population = [tabucol(adj, [rng.randrange(K) for _ in range(n)], 2000, rng) for _ in range(10)]
     while min(population)[0] and time.monotonic() - started < BUDGET:
