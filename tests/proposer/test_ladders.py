@@ -44,8 +44,8 @@ def case_for(family: str) -> SeedCase:
 def test_log_parse_bugfix_and_csv_stat_are_laddered():
     assert {"log-parse", "csv-stat", "bugfix"} <= set(LADDERED)
     assert all(len(FAMILIES[name].levels) >= 4 for name in ("log-parse", "csv-stat", "bugfix"))
-    assert FAMILIES["log-parse"].levels == (1, 2, 3, 4, 5, 6)
-    assert set(FAMILIES["log-parse"].axes) == {"hidden_cases", "less_told", "scale"}
+    assert FAMILIES["log-parse"].levels == (1, 2, 3, 4, 5, 6, 7)
+    assert set(FAMILIES["log-parse"].axes) == {"composition", "hidden_cases", "less_told", "scale"}
     assert FAMILIES["csv-stat"].levels == (1, 2, 3, 4, 5, 6, 7) and pinned_level(FAMILIES["csv-stat"], "max") == 7
 
 
@@ -95,8 +95,8 @@ def test_levels_name_known_axes_and_pins_resolve():
     with pytest.raises(ValueError, match="unknown axes"):
         Level(number=2, axes={"sheer_will": 1}, asks="x")
     family = FAMILIES["log-parse"]
-    assert pinned_level(family, "max") == 6 and pinned_level(family, "2") == 2
-    with pytest.raises(ValueError, match="no level 9; its levels: 1, 2, 3, 4, 5, 6"):
+    assert pinned_level(family, "max") == 7 and pinned_level(family, "2") == 2
+    with pytest.raises(ValueError, match="no level 9; its levels: 1, 2, 3, 4, 5, 6, 7"):
         pinned_level(family, 9)
     with pytest.raises(ValueError, match="level number"):
         ProposeOptions(level="hard")
@@ -137,14 +137,14 @@ def test_climbing_moves_one_level_per_verdict_within_the_ladder(tmp_path):
     family = FAMILIES["log-parse"]
     proposer = ScriptedProposer(workspace=Workspace(tmp_path).init())
     assert proposer.observe(family, 1, 1.0) == 2 and proposer.climbed() == {"log-parse": 2}
-    assert proposer.observe(family, 6, 1.0) == 6, "the top stays the top"
-    assert proposer.observe(family, 6, 0.5) == 6, "an accepted task leaves the level where it is"
+    assert proposer.observe(family, 7, 1.0) == 7, "the top stays the top"
+    assert proposer.observe(family, 7, 0.5) == 7, "an accepted task leaves the level where it is"
     assert proposer.observe(family, 1, 0.0) == 1, "the bottom stays the bottom"
     assert proposer.observe(family, 3, 0.0) == 2
     case = case_for("log-parse")
     assert proposer.draft(case, 5).params["ladder_level"] == 2, "the next draft is drawn at the climbed level"
     pinned = ScriptedProposer(workspace=Workspace(tmp_path).init(), level="max")
-    assert pinned.observe(family, 6, 0.0) == 6 and pinned.draft(case, 5).params["ladder_level"] == 6
+    assert pinned.observe(family, 7, 0.0) == 7 and pinned.draft(case, 5).params["ladder_level"] == 7
 
 
 def test_families_command_lists_levels_and_axes():
@@ -158,7 +158,7 @@ def test_families_command_lists_levels_and_axes():
     rows = {row["name"]: row for row in json.loads(out.stdout)}
     assert set(rows) == set(FAMILIES)
     log = rows["log-parse"]
-    assert [lv["number"] for lv in log["levels"]] == [1, 2, 3, 4, 5, 6] and log["default_level"] == 1
+    assert [lv["number"] for lv in log["levels"]] == [1, 2, 3, 4, 5, 6, 7] and log["default_level"] == 1
     assert "scale" in log["axes"] and "logging config" in log["levels"][2]["asks"]
     assert all(rows[name]["levels"] == [] for name, family in FAMILIES.items() if not family.ladder)
 
@@ -180,8 +180,9 @@ def test_the_default_level_of_every_ladder_is_validated_elsewhere():
 def test_every_level_validates_and_the_scripted_solver_solves_it(family, level, tmp_path):
     """The top level, and a legacy-tool level below it (a task of its own shape: the tool shipped, retired by
     test.sh, probed by the solver), gets the whole validation (oracle, nop, partial, tamper ...) and a scripted
-    rollout (at a search level, primer-tm's pools, a search for a bounded time that may not land: it runs to the
-    end and the tests' one failure, if any, is the clash check); a level between the default and the top, whose
+    rollout (at a search level, primer-tm's pools, config-repair's windows or log-parse's slots, a search for a
+    bounded time that may not land: it runs to the end and the tests' one failure, if any, is the clash check); a
+    level between the default and the top, whose
     tests are the top's with fewer axes (the same generator), the reference passing and doing nothing failing.
     CI time: every check on every level of ten families is over its budget."""
     draft = FAMILIES[family].draft(case_for(family), random.Random(100 + level), level=level)

@@ -64,8 +64,9 @@ def test_level_one_is_the_task_of_earlier_releases_byte_for_byte(family):
 
 
 #: each family's top level: config-repair's level 5 retires the legacy `cfgnorm` (test_legacy_config_repair.py), and
-#: its level 6 leaves only the archive of the tool's runs (test_legacy_archive.py)
-TOP = {"shell-script": 4, "config-repair": 6, "text-classification": 4}
+#: its level 6 leaves only the archive of the tool's runs (test_legacy_archive.py), its level 7 is a search (the
+#: maintenance windows, test_search_levels.py)
+TOP = {"shell-script": 4, "config-repair": 7, "text-classification": 4}
 
 
 @pytest.mark.parametrize("family", OURS)

@@ -1,4 +1,5 @@
-"""The search levels (issue 42; so far primer-tm's pools, level 5): each asks for a clash-free assignment that a
+"""The search levels (issue 42: primer-tm's pools, level 5; config-repair's maintenance windows and log-parse's
+batch-job slots, level 7): each asks for a clash-free assignment that a
 planted one proves possible, that a greedy order does not finish, that the tests check by the instruction's rules
 only, and that the scripted solver's recipe really searches for. Read without a sandbox;
 tests/proposer/test_ladders.py validates each level for real (oracle, nop, partial, tamper) and runs the scripted
@@ -17,6 +18,8 @@ import pytest
 
 from autoenv.agents.policies.recipes import match_recipe
 from autoenv.families.colouring import SEARCH
+from autoenv.families.config_repair import windows
+from autoenv.families.log_parse import lock_slots
 from autoenv.families.primer_tm import pools
 from autoenv.families.registry import FAMILIES
 from autoenv.proposer.models import SeedCase
@@ -41,6 +44,20 @@ def panel_graph(tests: dict) -> dict[str, set[str]]:
     return adj
 
 
+def pairs_graph(items_file: str) -> Callable[[dict], dict[str, set[str]]]:
+    """The clash graph of a level whose tests hold the items (``items_file``) and the clashing pairs."""
+
+    def graph(tests: dict) -> dict[str, set[str]]:
+        adj: dict[str, set[str]] = {item: set() for item in (tests["HERE"] / items_file).read_text().split()}
+        for pair in tests["clashes"]():
+            a, b = tuple(pair)
+            adj[a] |= {b}
+            adj[b] |= {a}
+        return adj
+
+    return graph
+
+
 @dataclass(frozen=True)
 class SearchLevel:
     family: str
@@ -52,12 +69,46 @@ class SearchLevel:
     items: int
     graph: Callable[[dict], dict[str, set[str]]]
     heredoc: str  # the reference's heredoc word: the planted sheet is between its lines
+    generate: Callable[..., object]  # the level's generator: (case, rng, *, family, n)
 
 
 LEVELS = {
     "primer-tm-5": SearchLevel(
-        "primer-tm", 5, pools.SHEET, ("amplicon", "pool"), "\t", pools.POOLS, pools.AMPLICONS, panel_graph, "SHEET"
-    )
+        family="primer-tm",
+        level=5,
+        sheet=pools.SHEET,
+        header=("amplicon", "pool"),
+        separator="\t",
+        colours=pools.POOLS,
+        items=pools.AMPLICONS,
+        graph=panel_graph,
+        heredoc="SHEET",
+        generate=pools.generate,
+    ),
+    "config-repair-7": SearchLevel(
+        family="config-repair",
+        level=7,
+        sheet=windows.PLAN,
+        header=windows.HEADER,
+        separator="\t",
+        colours=windows.WINDOWS,
+        items=windows.SERVICES,
+        graph=pairs_graph("services.txt"),
+        heredoc="PLAN",
+        generate=windows.generate,
+    ),
+    "log-parse-7": SearchLevel(
+        family="log-parse",
+        level=7,
+        sheet=lock_slots.SCHEDULE,
+        header=lock_slots.HEADER,
+        separator="\t",
+        colours=lock_slots.SLOTS,
+        items=lock_slots.JOBS,
+        graph=pairs_graph("jobs.txt"),
+        heredoc="PLAN",
+        generate=lock_slots.generate,
+    ),
 }
 
 
@@ -118,9 +169,10 @@ def test_the_tests_hold_the_instructions_rules_and_nothing_else(level_task, tmp_
     adj = spec.graph(checker(task, tmp_path / "unused", spec.sheet))
     a = next(v for v in adj if adj[v])
     b = next(iter(adj[a]))
+    klass = spec.header[1]
     cases = {
-        "moved-next-to-a-clash": ({**sheet, a: sheet[b]}, "share a pool"),
-        "one-left-out": ({k: v for k, v in sheet.items() if k != a}, "have no pool"),
+        "moved-next-to-a-clash": ({**sheet, a: sheet[b]}, f"share a {klass}"),
+        "one-left-out": ({k: v for k, v in sheet.items() if k != a}, f"have no {klass}"),
         "one-class-too-many": ({**sheet, a: str(spec.colours + 1)}, f"is not one of 1-{spec.colours}"),
     }
     for what, (rows, says) in cases.items():
@@ -135,13 +187,14 @@ def test_the_tests_hold_the_instructions_rules_and_nothing_else(level_task, tmp_
 def test_the_scripted_solvers_search_finds_a_sheet_where_one_is_within_its_reach(name, tmp_path):
     """The recipe's program, run for real on a small instance of the level: a sheet the task's tests accept."""
     spec = LEVELS[name]
-    draft = pools.generate(case(spec.family), random.Random("small"), family=spec.family, n=150)
+    draft = spec.generate(case(spec.family), random.Random("small"), family=spec.family, n=150)
     task = draft.write(tmp_path)
     recipe, found = match_recipe(draft.files["instruction.md"])
     assert recipe is FAMILIES[spec.family].recipe
+    steps = recipe.sheet_level if found.get("sheet_level") else recipe  # a level of plain pairs: colouring's steps
     program = tmp_path / "colour_search.py"
-    program.write_text(recipe.program(found))
-    source = recipe.run_command(found).split()[-2].replace("/app/", "environment/app/")
+    program.write_text(steps.program(found))
+    source = steps.run_command(found).split()[-2].replace("/app/", "environment/app/")
     sheet = tmp_path / "sheet"
     run = subprocess.run(
         [sys.executable, "-I", str(program), str(task / source), str(sheet)],
@@ -151,3 +204,27 @@ def test_the_scripted_solvers_search_finds_a_sheet_where_one_is_within_its_reach
     )
     assert run.returncode == 0 and '"clashes_left": 0' in run.stdout, run.stdout + run.stderr
     run_tests(task, spec, sheet)
+
+
+def test_the_logs_clashes_are_the_pairs_the_tests_hold(tmp_path):
+    """log-parse's level 7: the pairs its tests hold are exactly the clashes its log records as the instruction
+    words them (a lock wait on a job, a deadlock between two), read here word by word, not by the solver's regexes;
+    the log's other lines (waits on the database's processes, starts, finishes, checkpoints) name no pair."""
+    draft = FAMILIES["log-parse"].draft(case("log-parse"), random.Random(5), level=7)
+    jobs = set(draft.files["tests/jobs.txt"].split())
+    held: set[frozenset[str]] = set()
+    kinds: set[str] = set()
+    for line in draft.files["environment/app/logs/db.log"].splitlines():
+        words = line.split()
+        event = words[words.index("UTC") + 2 :]  # after the timestamp, the zone and the process id
+        if event[:1] == ["LOG:"] and "waited" in event and event[-2] == "job":
+            kinds.add("wait")
+            held.add(frozenset((event[2], event[-1])))
+        elif event[:3] == ["ERROR:", "deadlock", "detected"]:
+            kinds.add("deadlock")
+            held.add(frozenset((event[5], event[8].rstrip(";"))))
+        else:
+            assert "held by job" not in line and "deadlock" not in line, line
+    pairs = {frozenset(line.split("\t")) for line in draft.files["tests/clashes.tsv"].splitlines()[1:]}
+    assert kinds == {"wait", "deadlock"} and held == pairs and set().union(*pairs) <= jobs
+    assert "held by autovacuum" in draft.files["environment/app/logs/db.log"], "waits on the database's processes"

@@ -19,7 +19,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
-from autoenv.families.config_repair import ladder, legacy
+from autoenv.families.config_repair import ladder, legacy, windows
 from autoenv.families.levels import load_ladder
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
@@ -291,6 +291,8 @@ def break_values(
 
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
+    if level >= 7:  # the fleet's maintenance windows: a search, a task of its own shape (windows.py)
+        return windows.generate(case, rng, family=NAME)
     if level >= 5:  # the legacy config reader (6: only the archive of its runs is left): a task of its own shape
         return legacy.generate(case, rng, sys.modules[__name__], archived=level >= 6)
     if level >= 2:

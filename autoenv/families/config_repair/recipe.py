@@ -14,14 +14,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from autoenv.families.config_repair import legacy
+from autoenv.families.colouring import SheetSearch
+from autoenv.families.config_repair import legacy, windows
 from autoenv.families.config_repair.generator import LADDER
 from autoenv.families.config_repair.ladder import PROGRAM
 from autoenv.families.config_repair.legacy import CFGNORM
 from autoenv.families.solver import Episode, ProgramRecipe
 
 
-class ConfigRepairRecipe(ProgramRecipe):
+class ConfigRepairRecipe(SheetSearch, ProgramRecipe):
     name = "config_repair"
     ladder = LADDER
     #: Levels 3 and 4 no longer list level 2's breakages: each level's phrases, not a climb.
@@ -31,7 +32,9 @@ class ConfigRepairRecipe(ProgramRecipe):
         ("CHANGES.md", PROGRAM),
         (CFGNORM.marker,),
         (CFGNORM.marker, CFGNORM.archive_marker),
+        (windows.MARKER,),
     )
+    sheet_level = windows.SOLVER  # level 7, the maintenance windows: a search
     markers = ("service.py --check", "evidently")
 
     def match(self, instruction: str) -> dict[str, Any] | None:

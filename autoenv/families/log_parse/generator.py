@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from autoenv.families.base import TaskDraft, sha256_text, solve_sh, task_files, task_name
 from autoenv.families.levels import load_ladder
-from autoenv.families.log_parse import ladder, legacy
+from autoenv.families.log_parse import ladder, legacy, lock_slots
 
 if TYPE_CHECKING:  # families read seed cases; they do not depend on the proposer
     from autoenv.shared.seed import SeedCase
@@ -166,6 +166,8 @@ def summarise(
 def generate(case: SeedCase, rng: random.Random, level: int = DEFAULT_LEVEL) -> TaskDraft:
     """A log-parse task of ``level`` (:data:`LADDER`); level 1 draws exactly the tasks of earlier releases."""
     rung = level
+    if rung >= 7:  # the batch jobs' slots from the database log: a parse, then a search (lock_slots.py)
+        return lock_slots.generate(case, rng, family=NAME)
     if rung >= 5:  # the legacy tool (6: only the archive of its runs is left): a task of its own shape (legacy.py)
         return legacy.generate(case, rng, family=NAME, category=CATEGORY, tags=TAGS, archived=rung >= 6)
     fmt = rng.choice(sorted(FOUND_FORMATS if rung >= 3 else FORMATS))

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from autoenv.families.colouring import SheetSearch
 from autoenv.families.levels import climbing
-from autoenv.families.log_parse import legacy
+from autoenv.families.log_parse import legacy, lock_slots
 from autoenv.families.log_parse.generator import LADDER
 from autoenv.families.log_parse.legacy import LOGSUM
 from autoenv.families.solver import Episode, ProgramRecipe, first
@@ -22,14 +23,16 @@ from autoenv.families.solver import Episode, ProgramRecipe, first
 PROGRAM = "/app/logsum.py"
 
 
-class LogSummaryRecipe(ProgramRecipe):
+class LogSummaryRecipe(SheetSearch, ProgramRecipe):
     name = "log_summary"
     ladder = LADDER
     level_markers = (
         *climbing(PROGRAM, "logging configuration declares", "retried write"),
         (LOGSUM.marker,),
         (LOGSUM.marker, LOGSUM.archive_marker),
+        (lock_slots.MARKER,),
     )
+    sheet_level = lock_slots.SOLVER  # level 7, the batch jobs' slots: a parse, then a search
     markers = ("is **malformed**", "/app/summary.json")
 
     def match(self, instruction: str) -> dict[str, Any] | None:

@@ -1,13 +1,14 @@
 """colour_search.py INPUT OUT: a sheet giving each item one of K classes with no clash, by tabu search inside an
 evolutionary algorithm, for a bounded time.
 
-The clash graph from the task's files (the panel: amplicons that overlap or whose primers form a dimer at or below
-the threshold; a search level of another shape adds its own reader), then Galinier and Hao's hybrid: a population
+The clash graph from the task's files, by the reader PARAMS name (the panel: amplicons that overlap or whose
+primers form a dimer at or below the threshold; pairs: a list of items and a table of clashing pairs; log: a list of
+items and the pairs that the instruction's line formats find in a log), then Galinier and Hao's hybrid: a population
 of TabuCol runs, each child the greedy partition crossover (GPX) of two parents improved by TabuCol, the
 worst replaced. It stops at a sheet without clashes or when the time is up, and writes the best sheet it has either
 way (it prints how many clashes that sheet still has).
 """
-import csv, json, random, sys, time
+import csv, json, random, re, sys, time
 PARAMS: dict = {}  # filled in by the recipe (solver.embed)
 
 K, BUDGET = PARAMS["colours"], PARAMS["budget_s"]
@@ -43,6 +44,30 @@ def panel_graph(panel):
         if float(dg) <= threshold and a != b:
             edges.add((min(a, b), max(a, b)))
     return names, adjacency(len(names), edges)
+
+
+def pairs_graph(source):
+    """Items (one per line of the items file) and the pairs of the clash table (a TSV with a header), either way."""
+    names = open(f"{source}/{PARAMS['items']}").read().split()
+    index = {name: i for i, name in enumerate(names)}
+    edges = {tuple(sorted((index[a], index[b]))) for a, b, *_ in rows(f"{source}/{PARAMS['clashes']}") if a != b}
+    return names, adjacency(len(names), edges)
+
+
+def log_graph(source):
+    """Items (one per line of the items file) and the pairs that a line format (a regex, two groups) finds in the log."""
+    names = open(f"{source}/{PARAMS['items']}").read().split()
+    index = {name: i for i, name in enumerate(names)}
+    text = open(f"{source}/{PARAMS['log']}", encoding="utf-8", errors="replace").read()
+    edges = set()
+    for pattern in PARAMS["patterns"]:
+        for a, b in re.findall(pattern, text):
+            if a != b and a in index and b in index:
+                edges.add(tuple(sorted((index[a], index[b]))))
+    return names, adjacency(len(names), edges)
+
+
+READERS = {"panel": panel_graph, "pairs": pairs_graph, "log": log_graph}
 
 
 def adjacency(n, edges):
@@ -121,7 +146,7 @@ def gpx(a, b, n, rng):
 
 def main(source, out):
     started = time.monotonic()
-    names, adj = panel_graph(source)
+    names, adj = READERS[PARAMS.get("reader", "panel")](source)
     n, rng = len(names), random.Random(PARAMS.get("seed", 1))
     population = [tabucol(adj, [rng.randrange(K) for _ in range(n)], 2000, rng) for _ in range(10)]
     while min(population)[0] and time.monotonic() - started < BUDGET:
