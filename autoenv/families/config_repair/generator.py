@@ -6,9 +6,11 @@ are ones people make in hand-edited files (a missing ``=``, a number written
 in words, units in a numeric field, quoted strings, yes/no for booleans,
 lower-case enum values); the intended value is always evident from the
 broken one, and the tests check every key's value, not just that the launcher
-starts. That is level 1 of a 5-level ladder (:data:`LADDER`, :mod:`.ladder`): structural breakages whose
-error points elsewhere, the 2.x formats found in the config's notes, a repair program run on unseen configs; and
-level 5 (:mod:`.legacy`), retiring the launcher's legacy C config reader, whose behaviour is the specification.
+starts. That is level 1 of a 7-level ladder (:data:`LADDER`, :mod:`.ladder`): structural breakages whose
+error points elsewhere, the 2.x formats found in the config's notes, a repair program run on unseen configs;
+levels 5 and 6 (:mod:`.legacy`), retiring the launcher's legacy C config reader, whose behaviour (then only its
+archived runs) is the specification; and level 7 (:mod:`.windows`), planning the fleet's maintenance windows, a
+search.
 """
 
 from __future__ import annotations

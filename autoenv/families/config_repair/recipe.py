@@ -6,6 +6,8 @@ engineer who has migrated such files before; above level 1 it also reads the not
 written where the task asks for the repair program. At level 5 (retire the legacy ``cfgnorm`` binary) it finds the
 three numbers the tool was built with by running it on probes (a line longer than its buffer, a long key, more
 keys than a section holds), then writes the replacement with them and compares the two on the service's config.
+At level 7 (the maintenance windows, :mod:`.windows`) it runs :mod:`autoenv.families.colouring`'s search for a
+minute and ships the best plan it found (:class:`~autoenv.families.colouring.SheetSearch`).
 Its ``difficulty`` is the level's skill key.
 """
 

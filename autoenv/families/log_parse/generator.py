@@ -3,7 +3,9 @@
 Seed failures: regexes that are too loose (malformed lines counted), level
 names matched case-insensitively when the spec says exact, time windows
 applied to the wrong bound. The template varies the line format, services,
-the level of interest, an optional time window and the amount of junk.
+the level of interest, an optional time window and the amount of junk. That is level 1 of a 7-level ladder
+(:data:`LADDER`, :mod:`.ladder`); levels 5 and 6 (:mod:`.legacy`) retire a legacy C log tool, and level 7
+(:mod:`.lock_slots`) schedules batch jobs by the clashes a database log records, a parse and then a search.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ unseen logs), takes the layout from the services' logging config when the instru
 retried writes when the instruction says they count once. At level 5 (retire the legacy ``logsum`` binary) it
 finds the three numbers the tool was built with by running it on probes (a line longer than its buffer, a long
 name, more services than its table), then writes the replacement with them and compares the two on the sample log.
+At level 7 (the batch jobs' slots, :mod:`.lock_slots`) it reads the log's clashes with the instruction's two line
+formats and runs :mod:`autoenv.families.colouring`'s search for a minute
+(:class:`~autoenv.families.colouring.SheetSearch`).
 Its ``difficulty`` is the level's skill key, so each level is a skill of its own to the learned solver.
 """
 
