@@ -130,6 +130,23 @@ def test_a_timeout_kills_what_the_command_started(box):
     assert run(box, ["echo", "still", "serving"]).stdout == "still serving\n"
 
 
+def test_a_timeout_spares_the_background_jobs_of_earlier_commands(box):
+    """An agent starts a search in the background and goes on: a later command that times out takes what it
+    started with it (its daemon too, in a session of its own), not the search, nor what the search starts
+    meanwhile (as in a terminal, and as Docker's exec, which kills nothing)."""
+    job = "while :; do sleep 0.2; done"  # a background job that starts a process every 0.2 s
+    start = run(box, ["sh", "-c", f"setsid sh -c '{job}' >/dev/null 2>&1 & echo $! > /tmp/job.pid"])
+    assert start.return_code == 0
+    time.sleep(0.5)
+    with pytest.raises(CommandTimeout):
+        asyncio.run(box.run(["sh", "-c", "setsid sleep 300 & sleep 300"], timeout=1))
+    alive = run(box, ["sh", "-c", "kill -0 $(cat /tmp/job.pid) && echo alive"])
+    assert alive.stdout == "alive\n", "the earlier command's background job died with a later command's timeout"
+    left = run(box, ["sh", "-c", "ps -eo args 2>/dev/null || cat /proc/[0-9]*/cmdline | tr '\\0' ' '"]).stdout
+    assert "sleep 300" not in left, f"a process of the timed-out command survived: {left}"
+    run(box, ["sh", "-c", "kill $(cat /tmp/job.pid)"])
+
+
 #: A fork bomb that re-forks as soon as a PID is free (the chaos agent's shell bomb, in Python so that a failed
 #: fork costs no retry sleeps): every process forks on in a loop, each child in a session of its own.
 CHURNING_BOMB = """

@@ -35,6 +35,7 @@ from autoenv.sandbox.local.exec_helper import HELPER_MOUNT, ExecChannel, helper_
 from autoenv.sandbox.local.host import (
     SandboxError,
     SandboxStartError,
+    boot_ticks,
     cgroup_procs,
     kill_cgroup_but,
     make_layer_filesystem,
@@ -314,10 +315,11 @@ class Container:
     def processes(self) -> list[int]:
         return cgroup_procs(self.cgroups_path)
 
-    def kill_processes(self) -> None:
-        """Kill everything in the sandbox but its init (a timed-out or cancelled command and what it started), the
-        cgroup frozen meanwhile so that nothing forked during the kills survives them."""
-        kill_cgroup_but(self.cgroups_path, self._init_pid)
+    def kill_processes(self, born_since: int | None = None) -> None:
+        """Kill everything in the sandbox but its init (a cancelled command, a transfer past its bounds) or, with
+        ``born_since``, what a command started then started (a timed-out command, its daemons included), the cgroup
+        frozen meanwhile so that nothing forked during the kills survives them."""
+        kill_cgroup_but(self.cgroups_path, self._init_pid, born_since=born_since)
 
     # -- commands ------------------------------------------------------------------
 
@@ -367,15 +369,16 @@ class Container:
         if channel is None:
             raise SandboxError(f"sandbox {self.id} is not running")
         uid, gid, groups = await self.resolve_user(user)
+        since = boot_ticks()
         call = channel.run(
             argv, uid=uid, gid=gid, groups=groups, cwd=cwd or "/", env={**self.config.env, **(env or {})}, stdin=stdin
         )
         try:
             return await (asyncio.wait_for(call, timeout=timeout) if timeout else call)
-        except TimeoutError:
-            await asyncio.to_thread(self.kill_processes)
+        except TimeoutError:  # what the command started; the agent's background jobs of earlier commands live on
+            await asyncio.to_thread(self.kill_processes, since)
             raise CommandTimeout(f"Command timed out after {timeout} seconds") from None
-        except BaseException:  # cancelled (the agent's timeout) or interrupted
+        except BaseException:  # cancelled (the agent's timeout) or interrupted: everything
             await asyncio.to_thread(self.kill_processes)
             raise
 

@@ -65,8 +65,10 @@ def _freezer_state(cgroups_path: str) -> tuple[Path, str, str, str] | None:
     return None
 
 
-def kill_cgroup_but(cgroups_path: str, keep: int | None, *, settle: float = 2.0) -> None:
-    """SIGKILL every process of the container's cgroup but ``keep`` (its init), with the cgroup frozen meanwhile.
+def kill_cgroup_but(cgroups_path: str, keep: int | None, *, born_since: int | None = None, settle: float = 2.0) -> None:
+    """SIGKILL every process of the container's cgroup but ``keep`` (its init), with the cgroup frozen meanwhile;
+    with ``born_since`` (:func:`boot_ticks` when a command started), only what that command started
+    (:func:`_started_since`): the agent's background jobs of earlier commands live on, as in a terminal.
 
     A process that forks as fast as it can (a fork bomb whose children leave the session) outruns a list-then-kill:
     children born between reading ``cgroup.procs`` and the kills survive. Frozen, nothing forks; the kills land on
@@ -84,7 +86,7 @@ def kill_cgroup_but(cgroups_path: str, keep: int | None, *, settle: float = 2.0)
         except OSError:
             freezer = None
     try:
-        _kill_listed(cgroups_path, keep)
+        _kill_listed(cgroups_path, keep, born_since)
     finally:
         if freezer is not None:
             try:
@@ -94,14 +96,18 @@ def kill_cgroup_but(cgroups_path: str, keep: int | None, *, settle: float = 2.0)
     if frozen:
         return
     deadline = time.monotonic() + settle
-    while time.monotonic() < deadline and _kill_listed(cgroups_path, keep):
+    while time.monotonic() < deadline and _kill_listed(cgroups_path, keep, born_since):
         time.sleep(0.01)
 
 
-def _kill_listed(cgroups_path: str, keep: int | None) -> int:
-    """SIGKILL what the cgroup lists now but ``keep``; how many were signalled."""
+def _kill_listed(cgroups_path: str, keep: int | None, born_since: int | None = None) -> int:
+    """SIGKILL what the cgroup lists now but ``keep`` (with ``born_since``: what :func:`_started_since` picks);
+    how many were signalled."""
     signalled = 0
-    for pid in cgroup_procs(cgroups_path):
+    listed = cgroup_procs(cgroups_path)
+    if born_since is not None:
+        listed = _started_since(listed, keep, born_since)
+    for pid in listed:
         if pid != keep:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -109,6 +115,49 @@ def _kill_listed(cgroups_path: str, keep: int | None) -> int:
             except ProcessLookupError:
                 pass
     return signalled
+
+
+def boot_ticks() -> int:
+    """Now, in the clock ticks since boot that ``/proc/PID/stat`` gives a process's start in."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """A process's parent and start (``/proc/PID/stat``'s fields 4 and 22, after the command name, which may hold
+    spaces and parentheses); None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[1]), int(fields[19])
+
+
+def _started_since(pids: list[int], init: int | None, since: int) -> list[int]:
+    """What a command that started at ``since`` started, among ``pids`` (frozen, so their parents hold still):
+    a process born since then whose living ancestors below ``init`` were all born since then too. The command's
+    own tree is that, and so is what left it (a daemon, a bomb's children in sessions of their own: reparented to
+    ``init``, born since). An earlier command's background job was born before, and what it starts meanwhile has
+    it for an ancestor: both live on."""
+    stats = {pid: _stat(pid) for pid in pids}
+    verdict: dict[int, bool] = {}
+
+    def started(pid: int) -> bool:
+        chain, result = [], True
+        while pid not in verdict:
+            stat = stats.get(pid)
+            if pid == init or stat is None:  # the top (the init, or out of the cgroup): every link was born since
+                break
+            if stat[1] < since:  # an older ancestor: a background job's
+                result = False
+                break
+            chain.append(pid)
+            pid = stat[0]
+        else:
+            result = verdict[pid]
+        verdict.update(dict.fromkeys(chain, result))
+        return result
+
+    return [pid for pid in pids if pid != init and stats[pid] is not None and started(pid)]
 
 
 def wait_gone(pid: int, timeout: float) -> None:
