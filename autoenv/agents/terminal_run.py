@@ -20,7 +20,7 @@ from harbor.models.trajectories import Agent, FinalMetrics, Metrics, Observation
 from autoenv.agents.environment_note import probe as probe_environment
 from autoenv.agents.execute import execute
 from autoenv.agents.policies.base import Conversation, Policy, PolicyError, PolicyReply, Turn
-from autoenv.agents.policies.prompts import invalid_reply_feedback, task_message
+from autoenv.agents.policies.prompts import command_limit_note, invalid_reply_feedback, task_message
 from autoenv.agents.trajectory import TrajectoryRecorder
 from autoenv.shared.actions import FinishAction
 
@@ -98,7 +98,8 @@ class TerminalRun:
         try:
             self.policy = self.agent._make_policy()
             # one exec: the working directory and the environment note (OS, shell, tools), cached per image
-            self.workdir, self.environment_note = await probe_environment(self.environment)
+            self.workdir, note = await probe_environment(self.environment)
+            self.environment_note = "\n".join(filter(None, [note, command_limit_note(self.o.command_timeout_sec)]))
             conversation = Conversation(
                 instruction=self.instruction, workdir=self.workdir, environment=self.environment_note
             )

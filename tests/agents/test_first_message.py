@@ -99,6 +99,8 @@ def test_first_message_on_a_task_whose_image_has_no_python(trials_dir):
     assert lines[0].startswith("- OS: Debian GNU/Linux") and "commands run in bash" in lines[0], first
     assert "- Not installed: python3" in environment, first
     assert "mawk" in environment and "GNU sed" in environment, first
+    assert lines[-2].startswith("- Commands: each may run for at most 120 s;"), first  # the agent's default limit
+    assert "keeps running between commands" in lines[-2], first
     assert lines[-1] == "- Working directory: /app", first
     # the same note reaches the policy: the trial's metadata keeps the working directory it was built with
     assert trial_files(outcome.trial_dir)["result"]["agent_result"]["metadata"]["workdir"] == "/app"

@@ -59,6 +59,16 @@ def task_message(instruction: str, workdir: str | None, environment: str | None 
     return "\n\n".join(parts)
 
 
+def command_limit_note(seconds: float) -> str:
+    """The environment note's line on how long a command may run, which the model cannot find out otherwise
+    but by losing a command to it, and on what survives: background work does (the local backend kills only what
+    a timed-out command started; Harbor's Docker exec kills nothing)."""
+    return (
+        f"- Commands: each may run for at most {seconds:g} s; one that runs longer is stopped, with what it "
+        "started. Work started in the background (`nohup CMD > LOG 2>&1 &`) keeps running between commands."
+    )
+
+
 def invalid_reply_feedback(reason: str, *, tools: bool) -> str:
     how = (
         "Call one of the tools run, read_file, write_file or finish."

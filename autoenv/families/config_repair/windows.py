@@ -5,8 +5,9 @@ This one asks for what its knowledge does not guarantee: the fleet's 600 service
 their dependencies (``/app/fleet/dependencies.tsv``, either direction counts, some pairs listed twice) are to be
 patched in 5 nightly windows, no two dependent services in one. :mod:`autoenv.families.colouring.planted` planted a
 window for every service and drew the dependencies between services of different planted windows at 13.5 per
-service: above where random graphs stop being 5-colourable (about 13.7 asymptotically; at 600 services few sheets
-fit but the planted one's), below where belief propagation finds a planted colouring (16). The tests check
+service: just under where random graphs stop being 5-colourable (about 13.7), above where their colourings
+condense into a few clusters (about 13.2: few sheets fit but the planted one's neighbours), and below where belief
+propagation finds a planted colouring (16). The tests check
 ``/app/fleet/windows.tsv`` against their own copy of the two files and that rule, nothing else; the reference writes
 the planted plan. The scripted solver runs :mod:`autoenv.families.colouring`'s search for a minute and ships the
 best plan it found, so it passes only when the search lands, as a model does.
