@@ -16,9 +16,10 @@ from collections.abc import Sequence
 def names(rng: random.Random, n: int, *parts: Sequence[str], numbers: int = 40) -> list[str]:
     """``n`` distinct names ``part-part-number`` (one word of each of ``parts``), in a drawn order: a name says
     nothing of its class or its neighbours."""
+    choices = [list(words) for words in parts]
     found: set[str] = set()
     while len(found) < n:
-        found.add("-".join(rng.choice(list(words)) for words in parts) + f"-{rng.randrange(1, numbers)}")
+        found.add("-".join(rng.choice(words) for words in choices) + f"-{rng.randrange(1, numbers)}")
     order = sorted(found)
     rng.shuffle(order)
     return order
@@ -28,14 +29,14 @@ def graph(
     rng: random.Random, items: Sequence[str], colours: int, degree: float
 ) -> tuple[list[tuple[str, str]], dict[str, int]]:
     """The clashing pairs (each sorted, in sorted order) and the planted class of every item (1-based)."""
-    planted = {item: rng.randrange(colours) + 1 for item in items}
-    edges: set[frozenset[str]] = set()
-    while len(edges) < int(degree * len(items) / 2):
-        a, b = rng.sample(list(items), 2)
+    population = list(items)
+    planted = {item: rng.randrange(colours) + 1 for item in population}
+    edges: set[tuple[str, str]] = set()
+    while len(edges) < int(degree * len(population) / 2):
+        a, b = rng.sample(population, 2)
         if planted[a] != planted[b]:
-            edges.add(frozenset((a, b)))
-    pairs = sorted(tuple(sorted(e)) for e in edges)  # not set order: that follows the interpreter's string hashing
-    return [(a, b) for a, b in pairs], planted
+            edges.add((a, b) if a < b else (b, a))
+    return sorted(edges), planted  # sorted, not set order: that follows the interpreter's string hashing
 
 
 def sheet(header: tuple[str, str], planted: dict[str, int]) -> str:

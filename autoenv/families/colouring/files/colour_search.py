@@ -46,18 +46,22 @@ def panel_graph(panel):
     return names, adjacency(len(names), edges)
 
 
-def pairs_graph(source):
-    """Items (one per line of the items file) and the pairs of the clash table (a TSV with a header), either way."""
+def items(source):
+    """The items, one per line of the items file, and each one's index."""
     names = open(f"{source}/{PARAMS['items']}").read().split()
-    index = {name: i for i, name in enumerate(names)}
+    return names, {name: i for i, name in enumerate(names)}
+
+
+def pairs_graph(source):
+    """Items and the pairs of the clash table (a TSV with a header), either way."""
+    names, index = items(source)
     edges = {tuple(sorted((index[a], index[b]))) for a, b, *_ in rows(f"{source}/{PARAMS['clashes']}") if a != b}
     return names, adjacency(len(names), edges)
 
 
 def log_graph(source):
-    """Items (one per line of the items file) and the pairs that a line format (a regex, two groups) finds in the log."""
-    names = open(f"{source}/{PARAMS['items']}").read().split()
-    index = {name: i for i, name in enumerate(names)}
+    """Items and the pairs that a line format (a regex, two groups) finds in the log."""
+    names, index = items(source)
     text = open(f"{source}/{PARAMS['log']}", encoding="utf-8", errors="replace").read()
     edges = set()
     for pattern in PARAMS["patterns"]:
